@@ -1,0 +1,222 @@
+"""Sparse retrievers over a hybrid index.
+
+* :class:`PassageBM25` - plain Pyserini BM25 over ``passages/`` (the baseline), with a choice of
+  query formulation: the whole ``sentence``, the ``mention`` alone, ``mention+args`` (CoreSearch's
+  best BM25 query: mention + the entities of its context) or the ``context`` window.
+* :class:`MultiFieldBM25` - BM25 per field over ``mentions/``, summed with weights (a boosted
+  Lucene ``BooleanQuery``). Each clause sends one *query source* (a text taken from the query's
+  mention record) to one *index field*, so the query's coreference chain can be matched against
+  candidates' mention strings, its context entities against their ``ner`` field, and so on. Hits
+  are mention documents; a passage's score is its best mention's score ("best mention wins"), and
+  the hit keeps that mention's span.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+from tqdm import tqdm
+
+from features.annotate import FIELDS, MentionRecord, type_tokens
+from hybrid.errors import ConfigError
+from hybrid.records import Hit, Run, Topic
+from hybrid.retrieval.base import Retriever
+from hybrid.retrieval.sparse_index import SparseIndex
+from indexes.lucene import docref, parse_mention_doc_id
+
+QUERY_FORMULATIONS = ("sentence", "mention", "mention+args", "context")
+#: Texts a query contributes, taken from its mention record.
+QUERY_SOURCES = ("mention", "chain", "ner", "context", "sentence", "trigrams", "acronym", "type")
+
+
+def query_source_text(source: str, topic: Topic, record: MentionRecord) -> str:
+    if source == "mention":
+        return record.mention
+    if source == "chain":
+        return " ; ".join(record.coref)
+    if source == "ner":
+        return " ; ".join(record.ner)
+    if source == "context":
+        return record.context or topic.text
+    if source == "sentence":
+        return topic.text
+    if source in ("trigrams", "acronym", "type"):
+        return record.field_text(source)
+    raise ConfigError(None, None, f"unknown query source {source!r}; sources are {QUERY_SOURCES}")
+
+
+def formulate(formulation: str, topic: Topic, record: MentionRecord) -> str:
+    """The query string of one of the single-field formulations."""
+    if formulation == "sentence":
+        return topic.text
+    if formulation == "mention":
+        return record.mention
+    if formulation == "mention+args":
+        return " ".join([record.mention, *record.ner])
+    if formulation == "context":
+        return record.context or topic.text
+    raise ConfigError(None, None, f"unknown query formulation {formulation!r}; choose from {QUERY_FORMULATIONS}")
+
+
+@dataclass(frozen=True)
+class Clause:
+    """Send query source ``source`` to index field ``field`` with weight ``weight``."""
+
+    source: str
+    field: str
+    weight: float
+
+    def __post_init__(self) -> None:
+        if self.source not in QUERY_SOURCES:
+            raise ConfigError(None, None, f"unknown query source {self.source!r}; sources are {QUERY_SOURCES}")
+        if self.field not in FIELDS:
+            raise ConfigError(None, None, f"unknown index field {self.field!r}; fields are {FIELDS}")
+        if not self.weight >= 0:
+            raise ConfigError(None, None, f"weight of {self.source}:{self.field} must be >= 0, got {self.weight}")
+
+
+def parse_clauses(spec: str) -> list[Clause]:
+    """``"mention=1,chain:mention=0.5,ner=0.3"``: ``source[:field]=weight``, field defaults to source."""
+    clauses = []
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        match = re.fullmatch(r"([a-z+]+)(?::([a-z]+))?=([0-9.eE+-]+)", part)
+        if not match:
+            raise ConfigError(None, None, f"bad field weight {part!r}; expected source[:field]=weight")
+        source, field, weight = match.group(1), match.group(2) or match.group(1), float(match.group(3))
+        if source == "sentence" and match.group(2) is None:
+            field = "context"
+        clauses.append(Clause(source, field, weight))
+    if not clauses:
+        raise ConfigError(None, None, "no field weights given")
+    return clauses
+
+
+#: Tuned on ECB+ dev (see BENCHMARKS.md); the default of ``--model multifield``.
+DEFAULT_CLAUSES = "mention=1.0,chain:mention=0.5,mention:coref=0.5,chain:coref=0.25,ner=0.3,context=0.3,trigrams=0.1"
+
+
+class _Lucene:
+    """Thin pyjnius layer: analysis and query building with Anserini's default English analyzer."""
+
+    def __init__(self) -> None:
+        from jnius import autoclass
+        from pyserini.analysis import Analyzer, get_lucene_analyzer
+
+        self.analyzer = Analyzer(get_lucene_analyzer())
+        self.Term = autoclass("org.apache.lucene.index.Term")
+        self.TermQuery = autoclass("org.apache.lucene.search.TermQuery")
+        self.BoostQuery = autoclass("org.apache.lucene.search.BoostQuery")
+        self.Builder = autoclass("org.apache.lucene.search.BooleanQuery$Builder")
+        occur = autoclass("org.apache.lucene.search.BooleanClause$Occur")
+        self.SHOULD, self.FILTER, self.MUST_NOT = occur.SHOULD, occur.FILTER, occur.MUST_NOT
+
+    def analyze(self, text: str) -> list[str]:
+        return list(self.analyzer.analyze(text)) if text.strip() else []
+
+    def term(self, field: str, token: str):
+        return self.TermQuery(self.Term(field, token))
+
+    def analyzed_term(self, field: str, token: str):
+        """A term query for a token as the index stored it (e.g. ``kind_event`` is stemmed)."""
+        (analyzed,) = self.analyze(token)
+        return self.term(field, analyzed)
+
+
+def count_terms(terms: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for term in terms:
+        counts[term] = counts.get(term, 0) + 1
+    return counts
+
+
+class PassageBM25(Retriever):
+    """Plain Pyserini BM25 on the passage index, own document removed."""
+
+    def __init__(self, index: SparseIndex, formulation: str = "sentence", k1: float = 0.9, b: float = 0.4,
+                 threads: int = 1, k: int = 100):
+        if formulation not in QUERY_FORMULATIONS:
+            raise ConfigError(None, None, f"unknown query formulation {formulation!r}; choose {QUERY_FORMULATIONS}")
+        self.index, self.formulation, self.threads, self.k = index, formulation, threads, k
+        self.k1, self.b = k1, b
+        self.name = f"bm25-{formulation}"
+        index.passages.set_bm25(k1, b)
+
+    def search(self, topics: list[Topic], k: int) -> Run:
+        records = {t.qid: self.index.query_record(t) for t in topics}
+        queries = [formulate(self.formulation, t, records[t.qid]) for t in topics]
+        fetch = k + self.index.max_doc_passages
+        results = self.index.passages.batch_search(queries, [t.qid for t in topics], k=fetch, threads=self.threads)
+        run: Run = {}
+        for topic in topics:
+            own = self.index.exclude_doc(topic, records[topic.qid])
+            banned = set(self.index.document_passage_ids(own)) if own else set()
+            hits = [Hit(docid=h.docid, score=h.score) for h in results.get(topic.qid, []) if h.docid not in banned]
+            run[topic.qid] = hits[:k]
+        return run
+
+
+class MultiFieldBM25(Retriever):
+    """Weighted sum of per-field BM25 over mention documents; best mention per passage wins."""
+
+    def __init__(self, index: SparseIndex, clauses: list[Clause] | str = DEFAULT_CLAUSES, same_kind: bool = True,
+                 k1: float = 0.9, b: float = 0.4, overfetch: int = 4, k: int = 100, progress: bool = False):
+        self.index = index
+        self.clauses = parse_clauses(clauses) if isinstance(clauses, str) else list(clauses)
+        self.same_kind, self.overfetch, self.k, self.progress = same_kind, overfetch, k, progress
+        self.k1, self.b = k1, b
+        self.name = "multifield"
+        index.mentions.set_bm25(k1, b)
+
+    @cached_property
+    def lucene(self) -> _Lucene:
+        return _Lucene()
+
+    def build_query(self, topic: Topic, record: MentionRecord, exclude_doc: str | None):
+        lucene = self.lucene
+        builder = lucene.Builder()
+        n_clauses = 0
+        analyzed: dict[str, list[str]] = {}
+        for clause in self.clauses:
+            if clause.weight == 0:
+                continue
+            if clause.source not in analyzed:
+                analyzed[clause.source] = lucene.analyze(query_source_text(clause.source, topic, record))
+            for token, count in count_terms(analyzed[clause.source]).items():
+                builder.add(lucene.BoostQuery(lucene.term(clause.field, token), clause.weight * count), lucene.SHOULD)
+                n_clauses += 1
+        kind = topic.kind or record.kind
+        if self.same_kind and kind:
+            # Candidates of the query's kind, plus candidates whose kind is unknown.
+            kinds = lucene.Builder()
+            for token in (type_tokens(kind, None)[0], "kind_unknown"):
+                kinds.add(lucene.analyzed_term("type", token), lucene.SHOULD)
+            builder.add(kinds.build(), lucene.FILTER)
+        if exclude_doc:
+            builder.add(lucene.analyzed_term("docref", docref(exclude_doc)), lucene.MUST_NOT)
+        return builder.build() if n_clauses else None
+
+    def search_one(self, topic: Topic, k: int) -> list[Hit]:
+        record = self.index.query_record(topic)
+        query = self.build_query(topic, record, self.index.exclude_doc(topic, record))
+        if query is None:
+            return []
+        fetch = k * self.overfetch
+        while True:
+            raw = self.index.mentions.search(query, k=fetch)
+            best: dict[str, Hit] = {}
+            for h in raw:
+                passage_id, start, end = parse_mention_doc_id(h.docid)
+                if passage_id not in best or h.score > best[passage_id].score:
+                    best[passage_id] = Hit(docid=passage_id, score=h.score, mention_start=start, mention_end=end,
+                                           mention_id=h.docid)
+            if len(best) >= k or len(raw) < fetch:
+                break
+            fetch *= 4
+        hits = sorted(best.values(), key=lambda h: (-h.score, h.docid))
+        return hits[:k]
+
+    def search(self, topics: list[Topic], k: int) -> Run:
+        return {t.qid: self.search_one(t, k) for t in tqdm(topics, desc=self.name, disable=not self.progress)}

@@ -1,0 +1,115 @@
+"""Opening a hybrid index: metadata, the two Lucene searchers, passage lookup, query records."""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+from features.annotate import AnnotationConfig, Annotator, MentionRecord
+from hybrid.errors import IndexMissingError
+from hybrid.jvm import pyserini_searcher_class, start_jvm
+from hybrid.records import Passage, Topic
+from indexes.lucene import MENTIONS, METADATA, PASSAGES, docref
+
+
+class SparseIndex:
+    """A built hybrid index directory (see :mod:`indexes.lucene`)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        meta = self.path / METADATA
+        if not self.path.is_dir():
+            raise IndexMissingError(f"index {self.path} does not exist; build it with `python -m hybrid.index`")
+        if not meta.is_file():
+            raise IndexMissingError(
+                f"{self.path} is not a complete hybrid index (no {METADATA}); rebuild it with `python -m hybrid.index`"
+            )
+        self.metadata = json.loads(meta.read_text(encoding="utf-8"))
+        for part in (PASSAGES, MENTIONS):
+            if not (self.path / part).is_dir():
+                raise IndexMissingError(f"{self.path} lacks its {part}/ Lucene index; rebuild it")
+        start_jvm()
+        searcher_class = pyserini_searcher_class()
+        self.passages = searcher_class(str(self.path / PASSAGES))
+        self.mentions = searcher_class(str(self.path / MENTIONS))
+        self._passage_cache = lru_cache(maxsize=65536)(self._load_passage)
+
+    @cached_property
+    def annotation_config(self) -> AnnotationConfig:
+        return AnnotationConfig(**self.metadata["config"]["annotation"])
+
+    @cached_property
+    def annotator(self) -> Annotator:
+        return Annotator(self.annotation_config)
+
+    @property
+    def max_doc_passages(self) -> int:
+        return int(self.metadata.get("max_doc_passages", 100))
+
+    def _load_passage(self, passage_id: str) -> dict | None:
+        doc = self.passages.doc(passage_id)
+        if doc is None:
+            return None
+        raw = doc.raw()
+        return json.loads(raw) if raw else None
+
+    def passage_json(self, passage_id: str) -> dict | None:
+        return self._passage_cache(passage_id)
+
+    def passage_text(self, passage_id: str) -> str | None:
+        found = self.passage_json(passage_id)
+        return None if found is None else found["contents"]
+
+    def passage(self, passage_id: str) -> Passage | None:
+        found = self.passage_json(passage_id)
+        if found is None:
+            return None
+        return Passage(id=found["id"], doc_id=found["doc_id"], text=found["contents"], sent_id=found.get("sent_id"))
+
+    def mention_records(self, passage_id: str) -> list[MentionRecord]:
+        found = self.passage_json(passage_id)
+        return [] if found is None else [MentionRecord.from_json(m) for m in found["mentions"]]
+
+    def document_passage_ids(self, doc_id: str) -> list[str]:
+        """Passage ids of one document (a term lookup on the ``docref`` field)."""
+        from jnius import autoclass
+
+        term_query = autoclass("org.apache.lucene.search.TermQuery")(
+            autoclass("org.apache.lucene.index.Term")("docref", docref(doc_id))
+        )
+        hits = self.passages.search(term_query, k=max(self.max_doc_passages, 1))
+        return sorted(h.docid for h in hits)
+
+    def query_record(self, topic: Topic) -> MentionRecord:
+        """The query's mention record: the indexed one when the query points into the corpus
+        (query by example: its ner/coref fields come from its own document), else a fresh annotation."""
+        candidates: list[str] = []
+        if topic.passage_id:
+            candidates = [topic.passage_id]
+        elif topic.doc_id:
+            candidates = self.document_passage_ids(topic.doc_id)
+        for pid in candidates:
+            if self.passage_text(pid) != topic.text:
+                continue
+            for record in self.mention_records(pid):
+                if record.start == topic.start and record.end == topic.end:
+                    if topic.kind and not record.kind:
+                        record.kind = topic.kind
+                    return record
+            # The passage is indexed but this span was not a detected mention: annotate in place.
+            record = self.annotator.annotate_topic(topic)
+            record.passage_id, record.doc_id = pid, self.passage_json(pid)["doc_id"]
+            return record
+        return self.annotator.annotate_topic(topic)
+
+    def exclude_doc(self, topic: Topic, record: MentionRecord | None = None) -> str | None:
+        """The document to exclude for a query (its own), when known."""
+        if topic.doc_id:
+            return topic.doc_id
+        if record is not None and not record.doc_id.startswith("query:"):
+            return record.doc_id
+        if topic.passage_id:
+            found = self.passage_json(topic.passage_id)
+            return found["doc_id"] if found else None
+        return None

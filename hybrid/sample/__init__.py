@@ -1,0 +1,45 @@
+"""The bundled ECB+ sample (CC BY 3.0, see LICENSE_ECBplus.TXT) and its index, built on first use."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class SamplePaths:
+    corpus: Path
+    topics: Path
+    topics_tsv: Path
+    qrels: Path
+
+
+def sample_paths() -> SamplePaths:
+    return SamplePaths(HERE / "corpus.jsonl", HERE / "topics.jsonl", HERE / "topics.tsv", HERE / "qrels.txt")
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("HYBRID_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hybrid")
+    return Path(root)
+
+
+def sample_index(progress: bool = True) -> Path:
+    """Path of the sample's hybrid index, building it (atomically) the first time."""
+    from features.annotate import AnnotationConfig
+    from indexes.lucene import FORMAT_VERSION, METADATA, IndexConfig, build_index
+
+    corpus = sample_paths().corpus
+    key = hashlib.sha256(corpus.read_bytes() + f"v{FORMAT_VERSION}".encode()).hexdigest()[:12]
+    path = cache_dir() / f"sample-index-{key}"
+    if (path / METADATA).is_file():
+        return path
+    try:
+        build_index(IndexConfig(corpus=str(corpus), annotation=AnnotationConfig()), path, progress=progress)
+    except (FileExistsError, OSError):
+        if not (path / METADATA).is_file():  # a concurrent build finished first, or a real failure
+            raise
+    return path

