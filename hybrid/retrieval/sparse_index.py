@@ -34,6 +34,7 @@ class SparseIndex:
         self.passages = searcher_class(str(self.path / PASSAGES))
         self.mentions = searcher_class(str(self.path / MENTIONS))
         self._passage_cache = lru_cache(maxsize=65536)(self._load_passage)
+        self._doc_passages = lru_cache(maxsize=8192)(self._load_document_passage_ids)
 
     @cached_property
     def annotation_config(self) -> AnnotationConfig:
@@ -72,14 +73,17 @@ class SparseIndex:
         return [] if found is None else [MentionRecord.from_json(m) for m in found["mentions"]]
 
     def document_passage_ids(self, doc_id: str) -> list[str]:
-        """Passage ids of one document (a term lookup on the ``docref`` field)."""
+        """Passage ids of one document (a term lookup on the ``docref`` field, cached)."""
+        return list(self._doc_passages(doc_id))
+
+    def _load_document_passage_ids(self, doc_id: str) -> tuple[str, ...]:
         from jnius import autoclass
 
         term_query = autoclass("org.apache.lucene.search.TermQuery")(
             autoclass("org.apache.lucene.index.Term")("docref", docref(doc_id))
         )
         hits = self.passages.search(term_query, k=max(self.max_doc_passages, 1))
-        return sorted(h.docid for h in hits)
+        return tuple(sorted(h.docid for h in hits))
 
     def query_record(self, topic: Topic) -> MentionRecord:
         """The query's mention record: the indexed one when the query points into the corpus
