@@ -13,33 +13,72 @@ Two formats:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from hybrid.errors import InputError
-from hybrid.formats.lines import SkipReport, iter_lines, optional, parse_json_object, require
+from hybrid.formats.lines import (
+    SkipReport,
+    check_keys,
+    control_character,
+    iter_lines,
+    optional,
+    parse_json_object,
+    require,
+)
 from hybrid.records import KINDS, Topic
 
 OPEN, CLOSE = "<m>", "</m>"
 TOPIC_KEYS = {"qid", "text", "doc_id", "passage_id", "start", "end", "kind", "tag", "mention", "examples"}
+#: Things that look like a marker but are not one (``<M>``, ``< m >``, ``<m/>``, ``<\\m>``).
+_NEAR_MARKER = re.compile(r"<\s*[/\\]?\s*[mM]\s*/?\s*>")
+
+
+def _marker_problem(marked: str) -> str | None:
+    """Why ``marked`` does not hold exactly one well-formed ``<m> ... </m>`` pair (None if it does)."""
+    n_open, n_close = marked.count(OPEN), marked.count(CLOSE)
+    if n_open == 1 and n_close == 1:
+        return "</m> comes before <m>" if marked.index(CLOSE) < marked.index(OPEN) else None
+    if n_open == 0 and n_close == 0:
+        odd = _NEAR_MARKER.findall(marked)
+        if odd:
+            return f"found {odd[0]!r}, but the markers are exactly <m> and </m> (lower case, no spaces)"
+        return "no <m> ... </m> markers around the query mention"
+    if n_close == 0:
+        return f"{n_open} <m> without a closing </m>"
+    if n_open == 0:
+        return f"{n_close} </m> without an opening <m>"
+    first_open = marked.index(OPEN)
+    second_open = marked.find(OPEN, first_open + 1)
+    first_close = marked.find(CLOSE, first_open)
+    if second_open != -1 and (first_close == -1 or second_open < first_close):
+        return "nested <m> markers (an <m> inside another <m> ... </m>)"
+    if n_open == n_close:
+        return f"{n_open} marked mentions; a query marks exactly one <m> ... </m>"
+    return f"expected exactly one <m> and one </m>, found {n_open} and {n_close}"
+
+
+def check_query_text(text: str, path: str | Path | None, line: int | None, what: str = "query text") -> None:
+    """Tabs, newlines and other control characters break the TSV form of a topic (and line-based tools)."""
+    bad = control_character(text)
+    if bad is not None:
+        names = {"U+0009": "a tab", "U+000A": "a newline", "U+000D": "a carriage return"}
+        raise InputError(path, line, f"{what} contains {names.get(bad, 'the control character ' + bad)}")
 
 
 def parse_marked(marked: str, path: str | Path | None = None, line: int | None = None) -> tuple[str, int, int]:
     """Remove the one ``<m> ... </m>`` pair and return (text, start, end) of the mention.
 
     One space after ``<m>`` and one before ``</m>`` belong to the markers (``a <m> b </m> c`` ->
-    ``a b c`` with the mention ``b``), so marker-free offsets match the original passage.
+    ``a b c`` with the mention ``b``), so marker-free offsets match the original passage. Further
+    whitespace inside the markers is moved outside the mention.
     """
-    if "\t" in marked or "\n" in marked or "\r" in marked:
-        raise InputError(path, line, "query text contains a tab or newline")
-    n_open, n_close = marked.count(OPEN), marked.count(CLOSE)
-    if n_open == 0 and n_close == 0:
-        raise InputError(path, line, "no <m> ... </m> markers around the query mention")
-    if n_open != 1 or n_close != 1:
-        raise InputError(path, line, f"expected exactly one <m> and one </m>, found {n_open} and {n_close}")
+    check_query_text(marked, path, line)
+    problem = _marker_problem(marked)
+    if problem is not None:
+        raise InputError(path, line, problem)
     i, j = marked.index(OPEN), marked.index(CLOSE)
-    if j < i:
-        raise InputError(path, line, "</m> comes before <m>")
     before, inside, after = marked[:i], marked[i + len(OPEN) : j], marked[j + len(CLOSE) :]
     if inside.startswith(" "):
         inside = inside[1:]
@@ -58,33 +97,44 @@ def parse_marked(marked: str, path: str | Path | None = None, line: int | None =
     return text, start, start + len(inside)
 
 
-def _check_qid(path: Path, number: int, qid: str) -> str:
-    if not qid or any(c.isspace() for c in qid):
-        raise InputError(path, number, f"query id {qid!r} must be non-empty and contain no whitespace")
-    return qid
+def _check_id(path: Path, number: int, name: str, value: str) -> str:
+    if not value or any(c.isspace() for c in value) or control_character(value):
+        raise InputError(path, number, f"{name} {value!r} must be non-empty and contain no whitespace")
+    return value
 
 
 def _parse_tsv(path: Path, number: int, line: str) -> Topic:
     cols = line.split("\t")
     if len(cols) not in (2, 3):
         raise InputError(path, number, f"expected 'qid<TAB>marked text[<TAB>doc_id]', found {len(cols)} column(s)")
-    qid = _check_qid(path, number, cols[0].strip())
+    qid = _check_id(path, number, "query id", cols[0].strip(" "))
     if not cols[1].strip():
         raise InputError(path, number, "empty query text")
     text, start, end = parse_marked(cols[1].strip(), path, number)
-    doc_id = cols[2].strip() if len(cols) == 3 and cols[2].strip() else None
+    doc_id = None
+    if len(cols) == 3 and cols[2].strip(" "):
+        doc_id = _check_id(path, number, "doc_id", cols[2].strip(" "))
     return Topic(qid=qid, text=text, start=start, end=end, doc_id=doc_id)
 
 
 def _parse_jsonl(path: Path, number: int, line: str, resolve: Callable[[str], str | None] | None) -> Topic:
     obj = parse_json_object(path, number, line)
-    qid = _check_qid(path, number, str(require(path, number, obj, "qid", (str, int))))
+    check_keys(path, number, obj, TOPIC_KEYS)
+    qid = _check_id(path, number, "query id", str(require(path, number, obj, "qid", (str, int))))
     kind = optional(path, number, obj, "kind", str)
     if kind is not None and kind not in KINDS:
         raise InputError(path, number, f"kind must be one of {KINDS}, got {kind!r}")
     doc_id = optional(path, number, obj, "doc_id", str)
+    if doc_id is not None:
+        _check_id(path, number, "doc_id", doc_id)
     passage_id = optional(path, number, obj, "passage_id", str)
+    if passage_id is not None:
+        _check_id(path, number, "passage_id", passage_id)
+    mention = optional(path, number, obj, "mention", str)
     if obj.get("text") is not None:
+        if obj.get("start") is not None or obj.get("end") is not None:
+            raise InputError(path, number, "give either 'text' with <m> markers or 'start'/'end' into 'passage_id', "
+                             "not both")
         text, start, end = parse_marked(require(path, number, obj, "text", str), path, number)
     else:
         if passage_id is None:
@@ -97,16 +147,23 @@ def _parse_jsonl(path: Path, number: int, line: str, resolve: Callable[[str], st
         if text is None:
             raise InputError(path, number, f"passage_id {passage_id!r} is not in the index")
         if not 0 <= start < end <= len(text):
-            raise InputError(path, number, f"offsets [{start}, {end}) lie outside passage {passage_id!r}")
-        if obj.get("mention") is not None and text[start:end] != obj["mention"]:
-            raise InputError(
-                path, number, f"mention {obj['mention']!r} does not match passage text {text[start:end]!r}"
-            )
+            raise InputError(path, number, f"offsets [{start}, {end}) lie outside passage {passage_id!r} "
+                             f"(length {len(text)}) or are empty")
+        if not text[start:end].strip():
+            raise InputError(path, number, f"offsets [{start}, {end}) of passage {passage_id!r} cover only blanks")
+    if mention is not None and text[start:end] != mention:
+        raise InputError(path, number, f"mention {mention!r} does not match the marked text {text[start:end]!r}")
+    raw_examples = obj.get("examples")
+    if raw_examples is not None and not isinstance(raw_examples, list):
+        raise InputError(path, number, "field 'examples' must be a list of marked strings")
     examples = []
-    for k, raw in enumerate(obj.get("examples") or []):
+    for k, raw in enumerate(raw_examples or []):
         if not isinstance(raw, str):
             raise InputError(path, number, f"examples[{k}] must be a marked string")
-        ex_text, ex_start, ex_end = parse_marked(raw, path, number)
+        try:
+            ex_text, ex_start, ex_end = parse_marked(raw, path, number)
+        except InputError as error:
+            raise InputError(path, number, f"examples[{k}]: {error.reason}") from None
         examples.append(Topic(qid=f"{qid}#ex{k}", text=ex_text, start=ex_start, end=ex_end))
     meta = {k: v for k, v in obj.items() if k not in TOPIC_KEYS}
     return Topic(
@@ -115,21 +172,33 @@ def _parse_jsonl(path: Path, number: int, line: str, resolve: Callable[[str], st
     )
 
 
+def topics_format(path: Path, first_line: str) -> str:
+    """``jsonl`` or ``tsv``, decided once per file: by extension, else by the first line."""
+    if path.suffix in (".jsonl", ".json"):
+        return "jsonl"
+    if path.suffix in (".tsv", ".txt"):
+        return "tsv"
+    return "jsonl" if first_line.lstrip().startswith("{") else "tsv"
+
+
 def read_topics(
     path: str | Path,
     resolve: Callable[[str], str | None] | None = None,
     skip_bad: SkipReport | None = None,
 ) -> list[Topic]:
-    """Read TSV or JSONL topics (by extension ``.jsonl``/``.json`` or a leading ``{``)."""
+    """Read TSV or JSONL topics (by extension ``.jsonl``/``.json``/``.tsv``, else a leading ``{``).
+
+    Duplicate query ids are errors. With ``skip_bad`` every bad line (unreadable ones included) is
+    collected there and skipped; an empty result is still an error.
+    """
     path = Path(path)
     topics: list[Topic] = []
     seen: dict[str, int] = {}
-    for number, line in iter_lines(path):
+    fmt = None
+    for number, line in iter_lines(path, on_error=skip_bad.add if skip_bad is not None else None):
+        fmt = fmt or topics_format(path, line)
         try:
-            if path.suffix in (".jsonl", ".json") or line.lstrip().startswith("{"):
-                topic = _parse_jsonl(path, number, line, resolve)
-            else:
-                topic = _parse_tsv(path, number, line)
+            topic = _parse_jsonl(path, number, line, resolve) if fmt == "jsonl" else _parse_tsv(path, number, line)
             if topic.qid in seen:
                 raise InputError(path, number, f"duplicate query id {topic.qid!r} (first on line {seen[topic.qid]})")
         except InputError as error:
@@ -140,12 +209,23 @@ def read_topics(
         seen[topic.qid] = number
         topics.append(topic)
     if not topics:
-        raise InputError(path, None, "no topics found")
+        skipped = f" ({len(skip_bad)} bad line(s) skipped)" if skip_bad else ""
+        raise InputError(path, None, f"no topics found{skipped}")
     return topics
 
 
 def write_topics_tsv(topics: list[Topic], path: str | Path) -> None:
-    with Path(path).open("w", encoding="utf-8") as out:
-        for t in topics:
-            cols = [t.qid, t.marked()] + ([t.doc_id] if t.doc_id else [])
-            out.write("\t".join(cols) + "\n")
+    """Write TSV topics atomically; a topic that TSV cannot hold (tab/newline in a field) is a ValueError."""
+    from hybrid.atomic import atomic_write
+
+    lines = []
+    for t in topics:
+        cols = [t.qid, t.marked()] + ([t.doc_id] if t.doc_id else [])
+        for col in cols:
+            if control_character(col) is not None:
+                raise ValueError(f"topic {t.qid!r}: {col!r} contains a tab, newline or control character")
+        if not t.qid or any(c.isspace() for c in t.qid) or (t.doc_id and any(c.isspace() for c in t.doc_id)):
+            raise ValueError(f"topic {t.qid!r}: ids must be non-empty and contain no whitespace")
+        lines.append("\t".join(cols) + "\n")
+    with atomic_write(path) as out:
+        out.writelines(lines)
