@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hybrid.cli_common import run_cli
 from hybrid.evaluation import DEFAULT_MEASURES, evaluate, per_query
+from hybrid.formats.consistency import compare_query_ids, topic_query_ids
 from hybrid.formats.lines import iter_lines, parse_json_object
 from hybrid.formats.qrels import read_qrels
 from hybrid.formats.runs import read_run
@@ -58,13 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     measures = tuple(args.measures)
     qrels, run = read_qrels(args.qrels), read_run(args.run)
-    unjudged = sorted(set(run) - set(qrels))
-    missing = sorted(set(qrels) - set(run))
-    if unjudged:
-        print(f"warning: {len(unjudged)} run queries have no judgments (ignored), e.g. {unjudged[:3]}", file=sys.stderr)
-    if missing:
-        print(f"warning: {len(missing)} judged queries are missing from the run (scored 0), e.g. {missing[:3]}",
-              file=sys.stderr)
+    topic_ids = topic_query_ids(args.topics) if args.topics else None
+    for line in compare_query_ids(qrels, run, topic_ids).lines():
+        print(f"warning: {line}", file=sys.stderr)
     groups = None
     if args.by_kind:
         groups = kinds_from_topics(args.topics) if args.topics else {
