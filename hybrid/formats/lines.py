@@ -105,7 +105,8 @@ def iter_lines(path: str | Path, on_error: OnError | None = None) -> Iterator[tu
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                report(InputError(path, number, f"invalid UTF-8 at byte {exc.start} of the line"))
+                reason = f"invalid UTF-8 byte 0x{raw[exc.start]:02X} at offset {exc.start} of the line"
+                report(InputError(path, number, reason))
                 continue
             if text.endswith("\n"):
                 text = text[:-1]
