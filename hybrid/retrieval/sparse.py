@@ -142,9 +142,10 @@ class PassageBM25(Retriever):
         self.index, self.formulation, self.threads, self.k = index, formulation, threads, k
         self.k1, self.b = k1, b
         self.name = f"bm25-{formulation}"
-        index.passages.set_bm25(k1, b)
 
     def search(self, topics: list[Topic], k: int) -> Run:
+        # The searcher is shared by every retriever on this index: set this retriever's parameters each time.
+        self.index.passages.set_bm25(self.k1, self.b)
         records = {t.qid: self.index.query_record(t) for t in topics}
         queries = [formulate(self.formulation, t, records[t.qid]) for t in topics]
         fetch = k + self.index.max_doc_passages
@@ -168,7 +169,6 @@ class MultiFieldBM25(Retriever):
         self.same_kind, self.overfetch, self.k, self.progress = same_kind, overfetch, k, progress
         self.k1, self.b = k1, b
         self.name = "multifield"
-        index.mentions.set_bm25(k1, b)
 
     @cached_property
     def lucene(self) -> _Lucene:
@@ -219,4 +219,5 @@ class MultiFieldBM25(Retriever):
         return hits[:k]
 
     def search(self, topics: list[Topic], k: int) -> Run:
+        self.index.mentions.set_bm25(self.k1, self.b)  # shared searcher: set this retriever's parameters
         return {t.qid: self.search_one(t, k) for t in tqdm(topics, desc=self.name, disable=not self.progress)}

@@ -1,0 +1,165 @@
+"""``python -m hybrid.experiment``: several recipes on the same topics, one table, significance vs a baseline.
+
+Example::
+
+    python -m hybrid.experiment --index idx --topics queries.dev.jsonl --qrels qrels.dev.txt \\
+        --recipes bm25 cmr-mention cmr-doc multifield --baseline bm25 --output-dir runs/exp
+
+For every recipe: a TREC run (``<name>.trec``), then per query and measure a row in ``per_query.tsv``;
+the table (stdout, ``results.md``, ``results.json``) gives each measure overall and by kind, the mean
+difference from the baseline, and paired t-test / Wilcoxon p-values Holm-corrected over the systems
+compared with the baseline (per measure and group).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from hybrid.atomic import atomic_write
+from hybrid.cli_common import run_cli
+from hybrid.evaluation import per_query
+from hybrid.records import Run, Topic
+from hybrid.significance import holm, paired_test
+
+DEFAULT_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
+
+
+def run_recipes(recipes: list, topics: list[Topic], context) -> tuple[dict[str, Run], dict[str, float]]:
+    runs, seconds = {}, {}
+    for recipe in recipes:
+        stage = recipe.build(context)
+        started = time.perf_counter()
+        runs[recipe.name] = stage(topics)
+        seconds[recipe.name] = time.perf_counter() - started
+        print(f"ran {recipe.name} in {seconds[recipe.name]:.1f}s", file=sys.stderr)
+    return runs, seconds
+
+
+def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
+            measures: tuple[str, ...]) -> dict:
+    """results[group][system][measure] = {mean, delta, t_p, w_p} with Holm over systems."""
+    scores = {name: per_query(qrels, run, measures) for name, run in runs.items()}
+    judged = sorted(qrels)
+    group_qids = {"all": judged}
+    for group in sorted(set(groups.values())):
+        group_qids[group] = [q for q in judged if groups.get(q) == group]
+    results: dict = {}
+    for group, qids in group_qids.items():
+        results[group] = {name: {"#q": len(qids)} for name in runs}
+        for measure in measures:
+            others = [name for name in runs if name != baseline]
+            tests = {}
+            for name in others:
+                sys_scores = {q: scores[name][measure][q] for q in qids}
+                base_scores = {q: scores[baseline][measure][q] for q in qids}
+                tests[name] = paired_test(sys_scores, base_scores)
+            t_adj = holm([tests[n].t_p for n in others])
+            w_adj = holm([tests[n].wilcoxon_p for n in others])
+            for name in runs:
+                mean = sum(scores[name][measure][q] for q in qids) / len(qids) if qids else 0.0
+                cell = {"mean": mean}
+                if name in tests:
+                    i = others.index(name)
+                    cell.update(delta=tests[name].mean_delta, t_p=t_adj[i], w_p=w_adj[i])
+                results[group][name][measure] = cell
+    return {"results": results, "per_query": scores}
+
+
+def format_markdown(results: dict, baseline: str, measures: tuple[str, ...], seconds: dict[str, float],
+                    n_topics: int) -> str:
+    lines = []
+    for group, systems in results.items():
+        lines.append(f"\n**{group}** ({next(iter(systems.values()))['#q']} queries; p = paired t-test / Wilcoxon, "
+                     f"Holm-corrected, vs `{baseline}`)\n")
+        lines.append("| system | " + " | ".join(measures) + " | q/s |")
+        lines.append("|---|" + "---|" * (len(measures) + 1))
+        for name, cells in systems.items():
+            row = []
+            for m in measures:
+                c = cells[m]
+                if name == baseline:
+                    row.append(f"{c['mean']:.3f}")
+                else:
+                    mark = "*" if c["t_p"] < 0.05 and c["w_p"] < 0.05 else ""
+                    row.append(f"{c['mean']:.3f} ({c['delta']:+.3f}{mark}; p={c['t_p']:.1e}/{c['w_p']:.1e})")
+            qps = n_topics / seconds[name] if seconds.get(name) else float("nan")
+            lines.append(f"| {name} | " + " | ".join(row) + f" | {qps:.1f} |")
+    lines.append("\n`*`: both tests significant at 0.05 after Holm correction.")
+    return "\n".join(lines)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m hybrid.experiment", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p.add_argument("--index", help="hybrid index (default: the bundled sample's)")
+    p.add_argument("--topics", required=True, help="topics file, or 'sample'")
+    p.add_argument("--qrels", help="qrels (default with --topics sample: the sample's)")
+    p.add_argument("--recipes", nargs="+", required=True, help="bundled recipe names or recipe TOML paths")
+    p.add_argument("--baseline", help="recipe name to compare against (default: the first)")
+    p.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES))
+    p.add_argument("--hits", type=int, default=100)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--output-dir", required=True)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from hybrid.errors import ConfigError
+    from hybrid.formats.qrels import read_qrels
+    from hybrid.formats.runs import write_run
+    from hybrid.formats.topics import read_topics
+    from hybrid.recipes import Context, load_recipe
+    from hybrid.retrieval.sparse_index import SparseIndex
+    from hybrid.sample import sample_index, sample_paths
+
+    topics_path, qrels_path = args.topics, args.qrels
+    if args.topics == "sample":
+        topics_path, qrels_path = sample_paths().topics, qrels_path or sample_paths().qrels
+    if not qrels_path:
+        raise ConfigError(None, None, "--qrels is required (except with --topics sample)")
+    recipes = [load_recipe(r) for r in args.recipes]
+    names = [r.name for r in recipes]
+    if len(set(names)) != len(names):
+        raise ConfigError(None, None, f"recipe names must be unique, got {names}")
+    baseline = args.baseline or names[0]
+    if baseline not in names:
+        raise ConfigError(None, None, f"baseline {baseline!r} is not one of the recipes {names}")
+    index = SparseIndex(args.index or sample_index(progress=False))
+    topics = read_topics(topics_path, resolve=index.passage_text)
+    qrels = read_qrels(qrels_path)
+    missing = sorted(set(qrels) - {t.qid for t in topics})
+    if missing:
+        print(f"note: {len(missing)} judged queries are not in the topics and are ignored", file=sys.stderr)
+        qrels = {q: v for q, v in qrels.items() if q not in set(missing)}
+    groups = {t.qid: (t.kind or index.query_record(t).kind or "unknown") for t in topics}
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    runs, seconds = run_recipes(recipes, topics, Context(index=index, hits=args.hits, threads=args.threads))
+    for name, run in runs.items():
+        write_run(run, out / f"{name}.trec", tag=name)
+    measures = tuple(args.measures)
+    compared = compare(runs, qrels, groups, baseline, measures)
+    with atomic_write(out / "per_query.tsv") as handle:
+        handle.write("system\tqid\tkind\tmeasure\tvalue\n")
+        for name, by_measure in compared["per_query"].items():
+            for measure, values in by_measure.items():
+                for qid in sorted(values):
+                    handle.write(f"{name}\t{qid}\t{groups.get(qid, '')}\t{measure}\t{values[qid]:.6f}\n")
+    table = format_markdown(compared["results"], baseline, measures, seconds, len(topics))
+    with atomic_write(out / "results.md") as handle:
+        handle.write(table + "\n")
+    with atomic_write(out / "results.json") as handle:
+        json.dump({"baseline": baseline, "results": compared["results"], "seconds": seconds,
+                   "recipes": {r.name: {"system": r.system, "description": r.description} for r in recipes},
+                   "argv": argv if argv is not None else sys.argv[1:]}, handle, indent=2)
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

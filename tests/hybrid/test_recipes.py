@@ -1,0 +1,38 @@
+"""Recipes: strict parsing (file:line for unknown keys) and building every bundled cheap recipe."""
+
+from __future__ import annotations
+
+import pytest
+
+from hybrid.errors import ConfigError
+from hybrid.recipes import Context, bundled_recipes, load_recipe, parse_recipe
+
+
+def test_unknown_system_key_names_file_and_line(tmp_path):
+    path = tmp_path / "r.toml"
+    path.write_text('name = "x"\n\n[system]\ntype = "multifield"\nwieghts = "mention=1"\n')
+    with pytest.raises(ConfigError, match=r"r\.toml:5: unknown key 'wieghts'"):
+        load_recipe(str(path)).build(Context(index=None))
+
+
+def test_unknown_top_level_key_and_type():
+    with pytest.raises(ConfigError, match="unknown recipe key 'nmae'"):
+        parse_recipe('nmae = "x"\n[system]\ntype = "bm25"\n')
+    with pytest.raises(ConfigError, match="unknown system type 'bm26'"):
+        parse_recipe('name = "x"\n[system]\ntype = "bm26"\n').build(Context(index=None))
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        parse_recipe("name = \n")
+
+
+def test_cheap_bundled_recipes_build_and_run(sparse_index, data_dir):
+    from hybrid.formats import read_topics
+
+    topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
+    cheap = [load_recipe(n) for n in bundled_recipes()]
+    cheap = [r for r in cheap if r.ci]
+    assert {"bm25", "multifield", "cmr-mention", "cmr-doc", "cmr-coref", "coresearch-bm25"} <= {r.name for r in cheap}
+    context = Context(index=sparse_index, hits=5)
+    for recipe in cheap:
+        run = recipe.build(context)(topics)
+        assert set(run) == {t.qid for t in topics}, recipe.name
+        assert all(h.docid.split(":")[0] != "a1" for h in run["q-en-reid"]), recipe.name
