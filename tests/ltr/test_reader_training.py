@@ -1,0 +1,107 @@
+"""Reader training data (labels from train splits only), loss, determinism and resumption."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from reader_testkit import labelled_corpus, labelled_queries
+
+from hybrid.errors import ConfigError, InputError
+from hybrid.retrieval.sparse import PassageBM25
+from ltr.reader.data import build_training_queries, read_labelled_corpus, read_pool, write_pool
+from ltr.reader.store import load_reader, new_reader
+from ltr.reader.train import TrainConfig, build_batch, checkpoint_path, compute_loss, sample_group, train
+
+
+@pytest.fixture(scope="module")
+def labelled(tiny_corpus, tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("labelled")
+    corpus = labelled_corpus(tiny_corpus, root / "corpus.jsonl")
+    return corpus, labelled_queries(corpus, root / "queries.jsonl")
+
+
+@pytest.fixture(scope="module")
+def pool(labelled, sparse_index):
+    corpus, queries = labelled
+    return build_training_queries(queries, read_labelled_corpus(corpus), PassageBM25(sparse_index), depth=10,
+                                  progress=False)
+
+
+def test_pool_positives_carry_gold_spans_and_negatives_are_not_coreferent(pool):
+    by_qid = {q.topic.qid: q for q in pool}
+    assert "en-lohan" not in by_qid  # no mention of its cluster in another document: no positive
+    reid = by_qid["en-reid-a"]
+    assert {(c.passage_id, c.text[c.start : c.end]) for c in reid.positives} == {("b2:0", "Tara Reid"),
+                                                                                 ("b2:1", "Reid")}
+    assert by_qid["en-reid-b"].positives[0].text[slice(*by_qid["en-reid-b"].positives[0].span)] == "Tara Reid"
+    for q in pool:
+        positive_ids = {c.passage_id for c in q.positives}
+        assert q.negatives, q.topic.qid
+        for c in q.negatives:
+            assert c.passage_id not in positive_ids
+            assert not c.passage_id.startswith(q.topic.doc_id + ":")
+
+
+def test_labels_of_other_splits_are_never_read(tiny_corpus, tmp_path, sparse_index):
+    corpus = labelled_corpus(tiny_corpus, tmp_path / "c.jsonl", dev_docs=("b2",))
+    queries = labelled_queries(corpus, tmp_path / "q.jsonl")
+    lc = read_labelled_corpus(corpus)
+    assert not any(pid.startswith("b2:") for pid in lc.texts)
+    assert all(pid.startswith(("a1", "c3", "d4", "e5")) for ms in lc.cluster_mentions.values() for pid, _, _ in ms)
+    with pytest.raises(InputError):  # its queries include b2 (dev) queries, whose labels must not be used
+        build_training_queries(queries, lc, PassageBM25(sparse_index), progress=False)
+
+
+def test_pool_round_trip(pool, tmp_path):
+    write_pool(pool, tmp_path / "pool.jsonl", {"n": len(pool)})
+    again = read_pool(tmp_path / "pool.jsonl")
+    assert [q.to_json() for q in again] == [q.to_json() for q in pool]
+    (tmp_path / "bad.jsonl").write_text('{"qid": "x"}\n')
+    with pytest.raises(InputError, match="bad.jsonl:1"):
+        read_pool(tmp_path / "bad.jsonl")
+
+
+def _fixed_batch(reader, pool, config):
+    groups = [(q, *sample_group(q, config, 0)) for q in pool]
+    return build_batch(reader, groups)
+
+
+def test_a_few_training_steps_reduce_the_loss(pool, tiny_bert, tmp_path):
+    config = TrainConfig(base_model=str(tiny_bert), steps=30, queries_per_step=2, negatives=2, lr=1e-3,
+                         head_lr=3e-3, warmup=0.0, checkpoint_every=1000, seed=1)
+    fresh = new_reader(tiny_bert, config.encoding(), seed=config.seed)
+    fresh.model.eval()
+    windows, group_of = _fixed_batch(fresh, pool, config)
+    assert len(set(group_of)) == len(pool)
+    with torch.no_grad():
+        before, _ = compute_loss(fresh, windows, group_of, config.span_weight)
+    trained = train(pool, config, tmp_path / "model", device="cpu", progress=False)
+    trained.model.eval()
+    with torch.no_grad():
+        after, parts = compute_loss(trained, windows, group_of, config.span_weight)
+    assert float(after) < 0.7 * float(before)
+    meta = json.loads((tmp_path / "model" / "reader.json").read_text())
+    assert meta["training"]["steps_done"] == 30 and meta["training"]["config"]["seed"] == 1
+    assert "torch" in meta["versions"]
+    assert not checkpoint_path(tmp_path / "model").exists()  # removed once the final model is saved
+
+
+def test_interrupted_training_resumes_to_the_same_weights(pool, tiny_bert, tmp_path):
+    config = TrainConfig(base_model=str(tiny_bert), steps=6, queries_per_step=2, negatives=2, lr=1e-3,
+                         checkpoint_every=2, seed=4)
+    straight = train(pool, config, tmp_path / "a", device="cpu", progress=False)
+    train(pool, config, tmp_path / "b", device="cpu", progress=False, stop_after=3)
+    assert checkpoint_path(tmp_path / "b").is_dir() and not (tmp_path / "b").exists()
+    resumed = train(pool, config, tmp_path / "b", device="cpu", progress=False)
+    for (name, a), (_, b) in zip(straight.model.state_dict().items(), resumed.model.state_dict().items(),
+                                 strict=True):
+        assert torch.allclose(a, b, atol=1e-6), name
+    assert load_reader(tmp_path / "b").meta["training"]["steps_done"] == 6
+    # A checkpoint from another config is refused rather than silently mixed.
+    train(pool, config, tmp_path / "c", device="cpu", progress=False, stop_after=1)
+    other = TrainConfig(**{**config.__dict__, "lr": 2e-3})
+    with pytest.raises(ConfigError, match="another config"):
+        train(pool, other, tmp_path / "c", device="cpu", progress=False)
