@@ -52,7 +52,8 @@ class Case:
 
 CASES = [
     # -- bytes and JSON, shared by every line-based parser
-    Case("invalid utf-8", "corpus", "c.jsonl", b'{"id": "a", "text": "caf\xe9"}\n', 1, "invalid UTF-8 byte 0xE9 at offset 24 of the line"),
+    Case("invalid utf-8", "corpus", "c.jsonl", b'{"id": "a", "text": "caf\xe9"}\n', 1,
+         "invalid UTF-8 byte 0xE9 at offset 24 of the line"),
     Case("gzip", "corpus", "c.jsonl", gzip.compress(b'{"id": "a"}\n'), None, "file is gzip-compressed"),
     Case("missing file", "corpus", "c.jsonl", None, None, "file does not exist"),
     Case("directory", "corpus", "dir", "DIR", None, "is a directory, expected a file"),
