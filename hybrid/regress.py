@@ -1,0 +1,145 @@
+"""``python -m hybrid.regress``: re-run a benchmark's recipes and fail when a score drifts.
+
+A regression file (TOML)::
+
+    name = "sample"
+    index = "sample"                      # or an index directory
+    corpus = "..."                        # optional: build the index here first when missing
+    topics = "sample"                     # or a topics file; relative paths resolve against this file
+    qrels = "sample"
+    tolerance = 1e-3
+    [expected.multifield.all]             # expected.<recipe>.<group>.<measure> = value
+    "AP@100" = 0.6978
+
+``--update`` rewrites the expected values from the current run (review the diff before committing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tomllib
+from pathlib import Path
+
+from hybrid.cli_common import run_cli
+from hybrid.errors import ConfigError
+
+KEYS = {"name", "description", "index", "corpus", "topics", "qrels", "tolerance", "hits", "recipes", "expected",
+        "runtime"}
+
+
+def _resolve(base: Path, value: str) -> str:
+    if value == "sample":
+        return value
+    path = Path(value)
+    return str(path if path.is_absolute() else (base / path).resolve())
+
+
+def load(path: Path) -> dict:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(path, None, f"invalid TOML: {exc}") from None
+    unknown = set(data) - KEYS
+    if unknown:
+        raise ConfigError(path, None, f"unknown key(s) {sorted(unknown)}; allowed: {sorted(KEYS)}")
+    for key in ("topics", "qrels", "expected"):
+        if key not in data:
+            raise ConfigError(path, None, f"missing '{key}'")
+    return data
+
+
+def check(path: Path, update: bool = False, output_dir: Path | None = None) -> list[str]:
+    """Run the regression; return the list of drift messages (empty = pass)."""
+    import tempfile
+
+    from hybrid.experiment import main as experiment_main
+
+    data = load(path)
+    base = path.parent
+    recipes = data.get("recipes") or sorted(data["expected"])
+    index = data.get("index", "sample")
+    if index != "sample":
+        index = _resolve(base, index)
+        if not Path(index).exists() and data.get("corpus"):
+            from features.annotate import AnnotationConfig
+            from indexes.lucene import IndexConfig, build_index
+
+            build_index(IndexConfig(corpus=_resolve(base, data["corpus"]), annotation=AnnotationConfig(), threads=2),
+                        index)
+    out = output_dir or Path(tempfile.mkdtemp(prefix="regress-"))
+    argv = ["--topics", _resolve(base, data["topics"]), "--recipes", *recipes, "--output-dir", str(out),
+            "--hits", str(data.get("hits", 100))]
+    if data["qrels"] != "sample":
+        argv += ["--qrels", _resolve(base, data["qrels"])]
+    if index != "sample":
+        argv += ["--index", index]
+    experiment_main(argv)
+    import json
+
+    results = json.loads((out / "results.json").read_text())["results"]
+    tolerance = float(data.get("tolerance", 1e-3))
+    drift = []
+    for recipe, groups in data["expected"].items():
+        for group, measures in groups.items():
+            for measure, expected in measures.items():
+                got = results[group][recipe][measure]["mean"]
+                if abs(got - expected) > tolerance:
+                    drift.append(f"{recipe} {group} {measure}: expected {expected:.4f}, got {got:.4f}")
+    if update:
+        data["expected"] = {
+            recipe: {group: {m: round(cells[m]["mean"], 4) for m in cells if m != "#q"}
+                     for group, by_recipe in results.items() for cells in [by_recipe[recipe]]}
+            for recipe in recipes
+        }
+        _write(path, data)
+    return drift
+
+
+def _write(path: Path, data: dict) -> None:
+    from hybrid.atomic import atomic_write
+
+    lines = []
+    for key, value in data.items():
+        if key == "expected":
+            continue
+        lines.append(f"{key} = {_toml_value(value)}")
+    for recipe, groups in data["expected"].items():
+        for group, measures in groups.items():
+            lines.append(f"\n[expected.{_toml_key(recipe)}.{group}]")
+            for measure, value in measures.items():
+                lines.append(f'"{measure}" = {value}')
+    with atomic_write(path) as out:
+        out.write("\n".join(lines) + "\n")
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("-", "").replace("_", "").isalnum() else f'"{key}"'
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m hybrid.regress", description=__doc__.split("\n")[0])
+    p.add_argument("configs", nargs="+", help="regression TOML files")
+    p.add_argument("--update", action="store_true", help="rewrite expected values from this run")
+    args = p.parse_args(argv)
+    failed = False
+    for config in args.configs:
+        drift = check(Path(config), update=args.update)
+        if drift and not args.update:
+            failed = True
+            print(f"FAIL {config}:\n  " + "\n  ".join(drift), file=sys.stderr)
+        else:
+            print(f"{'UPDATED' if args.update else 'PASS'} {config}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
