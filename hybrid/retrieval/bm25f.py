@@ -1,0 +1,109 @@
+"""BM25F over the mention index: one saturation over weighted, pooled fields (Lucene ``CombinedFieldQuery``).
+
+:class:`~hybrid.retrieval.sparse.MultiFieldBM25` adds up per-field BM25 scores, so a query term found in
+a candidate's mention *and* its context *and* its chain is counted three times, each time with its own
+saturation. BM25F (Robertson & Zaragoza's simple BM25F) pools the weighted term frequencies and lengths of
+the chosen fields into one pseudo-field and saturates once: repeating a term across fields helps, but
+less than matching another query term. Each query term becomes one Lucene ``CombinedFieldQuery``
+(a single CombinedFieldQuery with several terms would treat them as synonyms); the disjunction of those
+is restricted to the query's kind and stripped of its own document like the boosted sum, and hits are
+collapsed to passages (best mention wins) inside Java.
+
+Constraints (Lucene 9.9.1): every field must have norms and the same similarity (true for every text
+field of a hybrid mention index); the searcher's similarity must be BM25; the query's per-field weights
+must be >= 1, so weights below 1 are divided by the smallest weight and k1 by the same factor, which is
+the same BM25F up to Lucene's 1-byte quantisation of the pooled length. Query term counts act as clause
+boosts, as in the boosted sum. Needs the project's jar (``pom.xml``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tqdm import tqdm
+
+from features.annotate import FIELDS, type_tokens
+from hybrid.errors import ConfigError
+from hybrid.records import Hit, Run, Topic
+from hybrid.retrieval.base import Retriever
+from hybrid.retrieval.sparse import QUERY_FORMULATIONS, formulate
+from hybrid.retrieval.sparse_index import SparseIndex
+from indexes.lucene import MENTIONS, docref
+
+#: Tuned on an ECB+ dev sample (benchmarks/results/java.md); the default of BM25F.
+DEFAULT_BM25F_FIELDS = "mention=1.0,coref=0.5,ner=0.3,context=0.3"
+DEFAULT_BM25F_QUERY = "sentence"
+
+
+def parse_field_weights(spec: str | dict[str, float]) -> dict[str, float]:
+    """``"mention=1,context=0.3"`` or a dict -> {field: weight}; fields of the mention index, weights >= 0."""
+    if isinstance(spec, dict):
+        weights = {str(f): float(w) for f, w in spec.items()}
+    else:
+        weights = {}
+        for part in filter(None, (p.strip() for p in spec.split(","))):
+            match = re.fullmatch(r"([a-z]+)=([0-9.eE+-]+)", part)
+            if not match:
+                raise ConfigError(None, None, f"bad BM25F field weight {part!r}; expected field=weight")
+            if match.group(1) in weights:
+                raise ConfigError(None, None, f"BM25F field {match.group(1)!r} given twice")
+            weights[match.group(1)] = float(match.group(2))
+    for field, weight in weights.items():
+        if field not in FIELDS:
+            raise ConfigError(None, None, f"unknown BM25F field {field!r}; fields are {FIELDS}")
+        if not weight >= 0:
+            raise ConfigError(None, None, f"BM25F weight of {field} must be >= 0, got {weight}")
+    if not any(w > 0 for w in weights.values()):
+        raise ConfigError(None, None, "BM25F needs at least one field with a positive weight")
+    return weights
+
+
+class BM25F(Retriever):
+    """BM25F over the chosen mention-index fields; best mention per passage wins.
+
+    ``fields``: {field: weight} or ``"mention=1,context=0.3"``; ``query``: which text of the query is
+    searched (one of :data:`~hybrid.retrieval.sparse.QUERY_FORMULATIONS`); ``same_kind``: only candidates
+    of the query's kind (or of unknown kind).
+    """
+
+    def __init__(self, index: SparseIndex, fields: dict[str, float] | str = DEFAULT_BM25F_FIELDS,
+                 same_kind: bool = True, k: int = 100, query: str = DEFAULT_BM25F_QUERY, k1: float = 0.9,
+                 b: float = 0.4, threads: int = 1, progress: bool = False):
+        if query not in QUERY_FORMULATIONS:
+            raise ConfigError(None, None, f"unknown BM25F query {query!r}; choose from {QUERY_FORMULATIONS}")
+        if not (k1 > 0 and 0 <= b <= 1):
+            raise ConfigError(None, None, f"BM25F needs k1 > 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+        self.index, self.fields, self.same_kind, self.k = index, parse_field_weights(fields), same_kind, k
+        self.query, self.k1, self.b, self.threads, self.progress = query, k1, b, threads, progress
+        self.name = "bm25f"
+
+    def search(self, topics: list[Topic], k: int) -> Run:
+        from hybrid.java import MentionSearch
+
+        searcher = MentionSearch.open(self.index.path / MENTIONS)
+        fields = [f for f, w in self.fields.items() if w > 0]
+        weights = [self.fields[f] for f in fields]
+        run: Run = {}
+        batch = 256
+        with tqdm(total=len(topics), desc=self.name, disable=not self.progress) as bar:
+            for at in range(0, len(topics), batch):
+                chunk = topics[at : at + batch]
+                texts, filters, excludes = [], [], []
+                for topic in chunk:
+                    record = self.index.query_record(topic)
+                    texts.append(formulate(self.query, topic, record))
+                    kind = topic.kind or record.kind
+                    filters.append(f"{type_tokens(kind, None)[0]} kind_unknown" if self.same_kind and kind else "")
+                    own = self.index.exclude_doc(topic, record)
+                    excludes.append(docref(own) if own else "")
+                results = searcher.search_combined(fields, weights, texts, filters, excludes, self.k1, self.b, k,
+                                                   self.threads)
+                for topic, hits in zip(chunk, results, strict=True):
+                    run[topic.qid] = [
+                        Hit(docid=pid, score=float(score), mention_start=int(start), mention_end=int(end),
+                            mention_id=f"{pid}#{start}-{end}")
+                        for pid, score, start, end in zip(hits.passage_ids, hits.scores.tolist(),
+                                                          hits.starts.tolist(), hits.ends.tolist(), strict=True)
+                    ]
+                bar.update(len(chunk))
+        return run

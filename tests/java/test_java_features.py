@@ -1,0 +1,158 @@
+"""Batch per-field features: BM25 equals Lucene explain; names, passage ids and unknown ids behave as documented."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hybrid.jvm import JAR_BUILD_COMMAND, project_jar
+
+pytestmark = pytest.mark.skipif(project_jar() is None, reason=f"project jar not built: {JAR_BUILD_COMMAND}")
+
+
+@pytest.fixture(scope="module")
+def topics(sparse_index, data_dir):
+    from hybrid.formats.topics import read_topics
+
+    return read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
+
+
+@pytest.fixture(scope="module")
+def mention_ids(sparse_index, tiny_corpus):
+    import json
+
+    from indexes.lucene import mention_doc_id
+
+    ids = []
+    for line in tiny_corpus.read_text(encoding="utf-8").splitlines():
+        ids += [mention_doc_id(r) for r in sparse_index.mention_records(json.loads(line)["id"])]
+    return ids
+
+
+class Explainer:
+    """Lucene explain through pyjnius: the slow reference the batch extractor must agree with."""
+
+    def __init__(self, sparse_index, k1=0.9, b=0.4):
+        from jnius import autoclass, cast
+
+        from indexes.lucene import MENTIONS
+
+        path = autoclass("java.io.File")(str(sparse_index.path / MENTIONS)).toPath()
+        reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
+            autoclass("org.apache.lucene.store.FSDirectory").open(path))
+        self.searcher = autoclass("org.apache.lucene.search.IndexSearcher")(
+            cast("org.apache.lucene.index.IndexReader", reader))
+        self.searcher.setSimilarity(autoclass("org.apache.lucene.search.similarities.BM25Similarity")(k1, b))
+        self.Term = autoclass("org.apache.lucene.index.Term")
+        self.TermQuery = autoclass("org.apache.lucene.search.TermQuery")
+        self.BoostQuery = autoclass("org.apache.lucene.search.BoostQuery")
+        self.Builder = autoclass("org.apache.lucene.search.BooleanQuery$Builder")
+        self.SHOULD = autoclass("org.apache.lucene.search.BooleanClause$Occur").SHOULD
+        from pyserini.analysis import Analyzer, get_lucene_analyzer
+
+        self.analyzer = Analyzer(get_lucene_analyzer())
+
+    def doc(self, mention_id):
+        return self.searcher.search(self.TermQuery(self.Term("id", mention_id)), 1).scoreDocs[0].doc
+
+    def bm25(self, field, text, mention_id):
+        tokens = list(self.analyzer.analyze(text)) if text.strip() else []
+        if not tokens:
+            return 0.0
+        builder = self.Builder()
+        for token in dict.fromkeys(tokens):
+            builder.add(self.BoostQuery(self.TermQuery(self.Term(field, token)), float(tokens.count(token))),
+                        self.SHOULD)
+        from jnius import cast
+
+        query = cast("org.apache.lucene.search.Query", builder.build())  # pick explain(Query, int)
+        return self.searcher.explain(query, self.doc(mention_id)).getValue().floatValue()
+
+
+def test_bm25_feature_equals_lucene_explain(sparse_index, topics, mention_ids):
+    from features.sparse_features import SparseFeatureExtractor
+    from hybrid.java import FEATURES
+
+    extractor = SparseFeatureExtractor(sparse_index)
+    explainer = Explainer(sparse_index)
+    n_features, checked, nonzero = len(FEATURES), 0, 0
+    for topic in topics:
+        matrix, names = extractor.extract(topic, mention_ids)
+        texts = extractor.query_texts(topic)
+        assert matrix.shape == (len(mention_ids), len(extractor.channels) * n_features)
+        for c, channel in enumerate(extractor.channels):
+            assert names[c * n_features] == f"{channel.source}:{channel.field}:bm25"
+            for i, mention_id in enumerate(mention_ids):
+                expected = explainer.bm25(channel.field, texts[c], mention_id)
+                assert matrix[i, c * n_features] == pytest.approx(expected, abs=1e-4), (channel, mention_id)
+                checked += 1
+                nonzero += expected > 0
+    assert checked > 500 and nonzero > 20
+
+
+def test_feature_names_are_stable(sparse_index):
+    from features.sparse_features import SparseFeatureExtractor
+
+    names = SparseFeatureExtractor(sparse_index, channels="mention,chain:mention,sentence").feature_names
+    assert names[:9] == ["mention:mention:bm25", "mention:mention:ql", "mention:mention:tfidf",
+                         "mention:mention:matched", "mention:mention:coverage", "mention:mention:tf",
+                         "mention:mention:length", "mention:mention:min_span", "mention:mention:proximity"]
+    assert names[9] == "chain:mention:bm25" and names[18] == "sentence:context:bm25" and len(names) == 27
+
+
+def test_passage_ids_take_the_best_mention_and_unknown_ids_are_zero(sparse_index, topics):
+    from features.sparse_features import SparseFeatureExtractor
+    from hybrid.retrieval.sparse import MultiFieldBM25
+
+    extractor = SparseFeatureExtractor(sparse_index)
+    topic = topics[0]
+    run = MultiFieldBM25(sparse_index, same_kind=False).search([topic], 5)
+    passage = run[topic.qid][0].docid
+    mentions = [f"{passage}#{r.start}-{r.end}" for r in sparse_index.mention_records(passage)]
+    by_mention, _ = extractor.extract(topic, mentions)
+    by_passage, _ = extractor.extract(topic, [passage, "no-such-passage"])
+    bm25_cols = [c * 9 for c in range(len(extractor.channels))]
+    best = int(np.argmax(by_mention[:, bm25_cols].sum(axis=1)))
+    np.testing.assert_array_equal(by_passage[0], by_mention[best])
+    assert not by_passage[1].any()
+
+
+def test_batch_equals_one_by_one_and_threads_agree(sparse_index, topics, mention_ids):
+    from features.sparse_features import SparseFeatureExtractor
+
+    one = SparseFeatureExtractor(sparse_index, threads=1)
+    two = SparseFeatureExtractor(sparse_index, threads=2)
+    candidates = [mention_ids[i::3] for i in range(len(topics))]
+    batch, names = one.extract_many(topics, candidates)
+    batch2, _ = two.extract_many(topics, candidates)
+    for topic, cands, m, m2 in zip(topics, candidates, batch, batch2, strict=True):
+        single, _ = one.extract(topic, cands)
+        np.testing.assert_array_equal(m, single)
+        np.testing.assert_array_equal(m, m2)
+        assert m.shape == (len(cands), len(names))
+
+
+def test_counts_and_lengths_are_consistent(sparse_index, topics, mention_ids):
+    from features.sparse_features import SparseFeatureExtractor
+    from hybrid.java import FEATURES
+
+    extractor = SparseFeatureExtractor(sparse_index, channels="mention,context")
+    matrix, names = extractor.extract(topics[0], mention_ids)
+    col = {n: i for i, n in enumerate(names)}
+    for prefix in ("mention:mention", "context:context"):
+        matched, coverage = matrix[:, col[f"{prefix}:matched"]], matrix[:, col[f"{prefix}:coverage"]]
+        span, prox = matrix[:, col[f"{prefix}:min_span"]], matrix[:, col[f"{prefix}:proximity"]]
+        bm25, length = matrix[:, col[f"{prefix}:bm25"]], matrix[:, col[f"{prefix}:length"]]
+        assert ((bm25 > 0) == (matched > 0)).all()
+        assert ((coverage > 0) == (matched > 0)).all() and (coverage <= 1).all()
+        assert (span[matched > 0] >= matched[matched > 0]).all() and (prox <= 1).all()
+        assert (length >= matrix[:, col[f"{prefix}:tf"]]).all()
+    # the context field of a mention document is its sentence: the length the analyzer gives it
+    from pyserini.analysis import Analyzer, get_lucene_analyzer
+
+    analyzer = Analyzer(get_lucene_analyzer())
+    for i, mention_id in enumerate(mention_ids[:10]):
+        passage = mention_id.rsplit("#", 1)[0]
+        expected = len(analyzer.analyze(sparse_index.passage_text(passage)))
+        assert matrix[i, col["context:context:length"]] == expected
+    assert len(FEATURES) == 9
