@@ -199,25 +199,97 @@ class MultiFieldBM25(Retriever):
         return builder.build() if n_clauses else None
 
     def search_one(self, topic: Topic, k: int) -> list[Hit]:
+        """One topic through pyjnius: the fallback when the project's jar is missing.
+
+        It scores with a plain Lucene searcher (see :meth:`_exact_searcher`) and breaks ties like the Java
+        path: a passage keeps its best mention (ties: smaller mention id), passages sort by score, then id.
+        """
         record = self.index.query_record(topic)
         query = self.build_query(topic, record, self.index.exclude_doc(topic, record))
         if query is None:
             return []
+        searcher = self._exact_searcher()
+        stored = searcher.storedFields()
         fetch = k * self.overfetch
         while True:
-            raw = self.index.mentions.search(query, k=fetch)
+            top = searcher.search(query, fetch).scoreDocs
+            raw = sorted(((float(sd.score), stored.document(sd.doc).get("id")) for sd in top),
+                         key=lambda pair: (-pair[0], pair[1]))
             best: dict[str, Hit] = {}
-            for h in raw:
-                passage_id, start, end = parse_mention_doc_id(h.docid)
-                if passage_id not in best or h.score > best[passage_id].score:
-                    best[passage_id] = Hit(docid=passage_id, score=h.score, mention_start=start, mention_end=end,
-                                           mention_id=h.docid)
-            if len(best) >= k or len(raw) < fetch:
+            for score, mention_id in raw:
+                passage_id, start, end = parse_mention_doc_id(mention_id)
+                if passage_id not in best:
+                    best[passage_id] = Hit(docid=passage_id, score=score, mention_start=start, mention_end=end,
+                                           mention_id=mention_id)
+            if len(best) >= k or len(top) < fetch:
                 break
             fetch *= 4
         hits = sorted(best.values(), key=lambda h: (-h.score, h.docid))
         return hits[:k]
 
+    def _exact_searcher(self):
+        """A plain Lucene IndexSearcher on ``mentions/`` with this retriever's BM25.
+
+        Not pyserini's ``search``: Anserini rounds its scores to 1e-4 and nudges ties apart by 1e-6
+        (ScoreTiesAdjusterReranker), so near-ties would come out in mention-id order and the two search
+        paths would disagree.
+        """
+        key = (self.k1, self.b)
+        cached = self.__dict__.get("_exact")
+        if cached is None or cached[0] != key:
+            from jnius import autoclass, cast
+
+            from indexes.lucene import MENTIONS
+
+            path = autoclass("java.io.File")(str(self.index.path / MENTIONS)).toPath()
+            reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
+                autoclass("org.apache.lucene.store.FSDirectory").open(path))
+            # The cast picks the IndexSearcher(IndexReader) constructor; pyjnius would try IndexReaderContext.
+            searcher = autoclass("org.apache.lucene.search.IndexSearcher")(
+                cast("org.apache.lucene.index.IndexReader", reader))
+            searcher.setSimilarity(autoclass("org.apache.lucene.search.similarities.BM25Similarity")(self.k1, self.b))
+            cached = self.__dict__["_exact"] = (key, searcher)
+        return cached[1]
+
+    def _java_search(self, topics: list[Topic], k: int) -> Run:
+        """All topics through the project's Java searcher: same query, collapse and tie order as
+        :meth:`search_one`, but queries built, run and collapsed inside Java in parallel."""
+        from hybrid.java import MentionSearch
+        from indexes.lucene import MENTIONS
+
+        searcher = MentionSearch.open(self.index.path / MENTIONS)
+        active = [c for c in self.clauses if c.weight != 0]
+        fields, weights = [c.field for c in active], [c.weight for c in active]
+        threads = int(getattr(self, "threads", 1))
+        run: Run = {}
+        batch = 256
+        with tqdm(total=len(topics), desc=self.name, disable=not self.progress) as bar:
+            for at in range(0, len(topics), batch):
+                chunk = topics[at : at + batch]
+                texts, filters, excludes = [], [], []
+                for topic in chunk:
+                    record = self.index.query_record(topic)
+                    by_source = {c.source: query_source_text(c.source, topic, record) for c in active}
+                    texts.append([by_source[c.source] for c in active])
+                    kind = topic.kind or record.kind
+                    filters.append(f"{type_tokens(kind, None)[0]} kind_unknown" if self.same_kind and kind else "")
+                    own = self.index.exclude_doc(topic, record)
+                    excludes.append(docref(own) if own else "")
+                results = searcher.search_boosted(fields, weights, texts, filters, excludes, self.k1, self.b, k,
+                                                  threads) if active else [None] * len(chunk)
+                for topic, hits in zip(chunk, results, strict=True):
+                    run[topic.qid] = [] if hits is None else [
+                        Hit(docid=pid, score=float(score), mention_start=int(start), mention_end=int(end),
+                            mention_id=f"{pid}#{start}-{end}")
+                        for pid, score, start, end in zip(hits.passage_ids, hits.scores.tolist(),
+                                                          hits.starts.tolist(), hits.ends.tolist(), strict=True)
+                    ]
+                bar.update(len(chunk))
+        return run
+
     def search(self, topics: list[Topic], k: int) -> Run:
-        self.index.mentions.set_bm25(self.k1, self.b)  # shared searcher: set this retriever's parameters
+        from hybrid.java import available
+
+        if available():
+            return self._java_search(topics, k)
         return {t.qid: self.search_one(t, k) for t in tqdm(topics, desc=self.name, disable=not self.progress)}
