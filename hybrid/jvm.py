@@ -25,8 +25,9 @@ JAR_GLOBS = (
     str(Path(__file__).resolve().parent / "jars" / "hybrid-lucene-*.jar"),
 )
 JAR_BUILD_COMMAND = (
-    "mvn -o -q -Dmaven.repo.local=/usr/share/maven-repo package -DskipTests "
-    "(run in the repository root; see README 'Java extension')"
+    "mvn -o -q -Dmaven.repo.local=/usr/share/maven-repo "
+    "-Danserini.jar=\"$(python -c 'from hybrid.jvm import anserini_jar; print(anserini_jar())')\" "
+    "package -DskipTests (run in the repository root; see README 'Java extension')"
 )
 
 

@@ -19,6 +19,8 @@ if [ -f pom.xml ]; then
     $SUDO apt-get install -y -qq --no-install-recommends maven default-jdk-headless maven-repo-helper \
       libmaven-compiler-plugin-java libmaven-jar-plugin-java libsurefire-java libmaven-resources-plugin-java >/dev/null
   fi
-  mvn -o -q -Dmaven.repo.local=/usr/share/maven-repo package
+  # Compile against the Lucene inside the Anserini jar that this venv's pyserini ships (no download).
+  ANSERINI_JAR=$(python -c "from hybrid.jvm import anserini_jar; print(anserini_jar())")
+  mvn -o -q -Dmaven.repo.local=/usr/share/maven-repo -Danserini.jar="$ANSERINI_JAR" package
 fi
 echo "setup done: activate with '. .venv/bin/activate'"
