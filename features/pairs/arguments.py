@@ -1,0 +1,196 @@
+"""Argument agreement (group ``arguments``): shared and conflicting times, places, people, numbers.
+
+CoreSearch's error analysis (Eirew et al. 2022, sec. 5.5): most top-1 errors retrieve an event of
+the right type with the wrong arguments - another year, another town, other participants. These
+features compare the arguments around the two mentions, at two levels:
+
+* ``args_*``: the mention's context (the record's ``ner`` entities and the context sentence);
+* ``docargs_*``: the whole document of each side (every passage's entities and text).
+
+Arguments come from the records' ``ner``/``ner_labels`` (gold ECB+ tags such as ``TIME_DATE``,
+``LOC_GEO``, ``HUMAN_PART_PER``; spaCy labels; or the heuristic ``DATE``/``NUMBER``/``NAME``),
+mapped to coarse classes with :func:`features.pairs.types.coarse_type`, plus the heuristic tagger
+run over the context text for every record alike (times and numbers are often not annotated as
+entities). Classes: ``time``, ``place``, ``person``, ``number`` and ``entities`` (every entity
+argument: people, organisations, places, things, unlabelled names).
+
+Per class, three features: ``shared`` = log(1 + number of shared keys), ``conflict`` = 1 if both
+sides have arguments of the class but share none (for times: both name a year, or a month, or a
+weekday, and they differ), ``jaccard``. Keys are content words (``Tara Reid`` -> {tara, reid}), so
+``Reid`` matches ``Tara Reid``; time keys are canonical years, months, weekdays and day numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from features.ner import heuristic_entities
+from features.pairs.base import FeatureGroup, PairContext, PairFunction, jaccard
+from features.pairs.types import coarse_type
+from features.pairs.views import DocumentView, PassageView, RecordView, memo
+from features.strings import PRONOUNS, token_set, tokens
+
+GROUP = FeatureGroup("arguments", "shared/conflicting times, places, people, numbers in the two contexts and documents")
+
+CLASSES = ("time", "place", "person", "number", "entities")
+ENTITY_TYPES = frozenset({"person", "org", "place", "thing", "name", "other"})
+MONTHS = {
+    "january": "jan", "february": "feb", "march": "mar", "april": "apr", "may": "may", "june": "jun",
+    "july": "jul", "august": "aug", "september": "sep", "october": "oct", "november": "nov", "december": "dec",
+    "jan": "jan", "feb": "feb", "mar": "mar", "apr": "apr", "jun": "jun", "jul": "jul", "aug": "aug",
+    "sep": "sep", "sept": "sep", "oct": "oct", "nov": "nov", "dec": "dec",
+}
+WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+YEAR_RE = re.compile(r"^(1[5-9]|20)\d\d$")
+#: Time key sorts whose disagreement is a conflict (day numbers alone are too ambiguous).
+CONFLICT_SORTS = ("y", "m", "d")
+
+
+def time_keys(phrase: str) -> set[str]:
+    """``Tuesday, May 5 2009`` -> {``d:tuesday``, ``m:may``, ``n:5``, ``y:2009``}; relative words give none."""
+    keys = set()
+    for tok in tokens(phrase.lower()):
+        tok = tok.rstrip(".")
+        if YEAR_RE.match(tok):
+            keys.add(f"y:{tok}")
+        elif tok in MONTHS:
+            keys.add(f"m:{MONTHS[tok]}")
+        elif tok in WEEKDAYS:
+            keys.add(f"d:{tok}")
+        elif tok.isdigit() and 1 <= int(tok) <= 31:
+            keys.add(f"n:{int(tok)}")
+    return keys
+
+
+def number_keys(phrase: str) -> set[str]:
+    """Numbers with separators removed: ``1,500`` -> {``1500``}; years are times, not numbers."""
+    out = set()
+    for match in re.finditer(r"\d+(?:[.,]\d+)*", phrase):
+        if not YEAR_RE.match(match.group()):  # "2009" is a year, "1,500" a number
+            out.add(match.group().replace(",", ""))
+    return out
+
+
+def word_keys(phrase: str) -> set[str]:
+    return {w for w in token_set(phrase) if w not in PRONOUNS and not w.isdigit()}
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """Class -> keys of one side's arguments."""
+
+    keys: dict[str, frozenset[str]]
+
+    def get(self, cls: str) -> frozenset[str]:
+        return self.keys.get(cls, frozenset())
+
+
+def collect(labelled: Iterable[tuple[str, str]]) -> Arguments:
+    """Keys per class from (phrase, label) pairs (labels of any vocabulary)."""
+    keys: dict[str, set[str]] = {c: set() for c in CLASSES}
+    for phrase, label in labelled:
+        coarse = coarse_type(None, label)
+        if coarse == "time":
+            keys["time"] |= time_keys(phrase)
+            continue
+        if coarse == "number":
+            keys["number"] |= number_keys(phrase)
+            continue
+        words = word_keys(phrase)
+        if coarse in ("place", "person"):
+            keys[coarse] |= words
+        if coarse in ENTITY_TYPES:
+            keys["entities"] |= words
+    return Arguments({c: frozenset(v) for c, v in keys.items()})
+
+
+def _heuristic(text: str, skip_words: set[str]) -> list[tuple[str, str]]:
+    """Heuristic NER over raw text; spans that overlap the mention's own words are dropped."""
+    out = []
+    for span in heuristic_entities(text):
+        if skip_words and token_set(span.text) & skip_words:
+            continue
+        out.append((span.text, span.label))
+    return out
+
+
+def record_arguments(view: RecordView) -> Arguments:
+    """The arguments in a mention's context: its ``ner`` entities plus heuristic times/numbers/names."""
+
+    def compute() -> Arguments:
+        rec = view.record
+        labelled = list(zip(rec.ner, rec.ner_labels, strict=False))
+        labelled += _heuristic(rec.context, token_set(rec.mention))
+        return collect(labelled)
+
+    return memo(view, "arguments", compute)
+
+
+def passage_arguments(passage: PassageView) -> list[tuple[str, str]]:
+    def compute() -> list[tuple[str, str]]:
+        labelled = _heuristic(passage.text, set())
+        for r in passage.records:
+            if r.kind == "entity" and r.tag:
+                labelled.append((r.mention, r.tag))
+            labelled.extend(zip(r.record.ner, r.record.ner_labels, strict=False))
+        return labelled
+
+    return memo(passage, "arguments", compute)
+
+
+def document_arguments(doc: DocumentView) -> Arguments:
+    """The arguments of a whole document: every passage's entities, entity mentions and heuristic spans."""
+    return memo(doc, "arguments", lambda: collect(x for p in doc.passages for x in passage_arguments(p)))
+
+
+def shared(a: frozenset[str], b: frozenset[str]) -> float:
+    return math.log1p(len(a & b))
+
+
+def conflict(cls: str, a: frozenset[str], b: frozenset[str]) -> float:
+    if cls != "time":
+        return float(bool(a) and bool(b) and not (a & b))
+    for sort in CONFLICT_SORTS:
+        sa = {k for k in a if k[0] == sort}
+        sb = {k for k in b if k[0] == sort}
+        if sa and sb and not (sa & sb):
+            return 1.0
+    return 0.0
+
+
+def _context_feature(cls: str, how: str) -> PairFunction:
+    def fn(q: RecordView, c: RecordView, ctx: PairContext) -> float:
+        a, b = record_arguments(q).get(cls), record_arguments(c).get(cls)
+        if how == "shared":
+            return shared(a, b)
+        if how == "conflict":
+            return conflict(cls, a, b)
+        return jaccard(a, b)
+
+    return fn
+
+
+def _document_feature(cls: str, how: str) -> PairFunction:
+    def fn(q: RecordView, c: RecordView, ctx: PairContext) -> float:
+        a, b = document_arguments(ctx.query.doc).get(cls), document_arguments(ctx.doc).get(cls)
+        if how == "shared":
+            return shared(a, b)
+        if how == "conflict":
+            return conflict(cls, a, b)
+        return jaccard(a, b)
+
+    return fn
+
+
+_DOCS = {
+    "shared": "log(1 + number of {cls} keys shared by the two {level}s)",
+    "conflict": "1 if both {level}s have {cls} arguments and none agree (times: a year/month/weekday differs)",
+    "jaccard": "Jaccard overlap of the {cls} keys of the two {level}s",
+}
+for _cls in CLASSES:
+    for _how, _doc in _DOCS.items():
+        GROUP.add(f"args_{_cls}_{_how}", _context_feature(_cls, _how), _doc.format(cls=_cls, level="mention context"))
+        GROUP.add(f"docargs_{_cls}_{_how}", _document_feature(_cls, _how), _doc.format(cls=_cls, level="document"))

@@ -1,0 +1,186 @@
+"""Pair features: the unit of learning to rank is (query mention, candidate mention, retrieval context).
+
+A *feature* is a named, documented function ``f(query, candidate, ctx) -> float`` over two
+:class:`~features.pairs.views.RecordView` s and a :class:`PairContext` (the hit, its first-stage
+rank and score, the candidate's passage and document, the query's own passage and document, term
+statistics). Features live in *groups* (one module per group); a group is a
+:class:`FeatureProvider`, the interface every source of features implements, so the per-field
+sparse scores of the Java extractor, dense/fusion scores and the neural reader plug in as groups
+beside the hand-written ones. Providers compute a whole batch at once (``compute`` returns a
+``(n_pairs, n_features)`` array), which lets batch back-ends (a JVM call, a GPU forward pass) do one
+call per batch rather than one per pair.
+
+Missing values are ``NaN`` (e.g. a provider that has no score for a pair); tree learners route
+them, the linear learner imputes 0 after normalisation.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from features.pairs.views import DocumentView, PassageView, RecordView, TermStats
+from hybrid.records import Hit, Topic
+
+
+@dataclass(eq=False)
+class QueryContext:
+    """Everything known about one query while its candidates are scored."""
+
+    topic: Topic
+    record: RecordView
+    passage: PassageView | None  # the query's own passage when it points into the corpus
+    doc: DocumentView  # the query's document (or its text alone)
+    hits: list[Hit]  # the first-stage run at the rerank depth, best first
+    stats: TermStats
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def top_score(self) -> float:
+        return self.hits[0].score if self.hits else 0.0
+
+
+@dataclass(eq=False)
+class PairContext:
+    """The retrieval context of one (query, candidate) pair."""
+
+    query: QueryContext
+    hit: Hit
+    rank: int  # 1-based first-stage rank
+    candidate: RecordView  # the candidate mention the first stage matched (or the best guess)
+    passage: PassageView
+    doc: DocumentView
+
+
+PairFunction = Callable[[RecordView, RecordView, PairContext], float]
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One named feature: its group, function, one-line doc and implementation version.
+
+    ``version`` is part of a feature set's fingerprint: bump it when the function's meaning
+    changes, and models trained with the old meaning refuse to score.
+    """
+
+    name: str
+    group: str
+    doc: str
+    version: int = 1
+    fn: PairFunction | None = None
+
+
+@dataclass
+class PairBatch:
+    """Queries and their candidate pairs, flattened: ``pairs[offsets[i]:offsets[i+1]]`` belong to query i."""
+
+    queries: list[QueryContext]
+    pairs: list[PairContext]
+    offsets: list[int]
+    resources: Any = None  # the resources that built the batch (index access for batch providers)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def qids(self) -> list[str]:
+        return [p.query.topic.qid for p in self.pairs]
+
+    @property
+    def docids(self) -> list[str]:
+        return [p.hit.docid for p in self.pairs]
+
+
+class FeatureProvider(ABC):
+    """A source of features (one group). Implement ``features`` and ``compute``.
+
+    ``available`` returns ``None`` when the provider can run here, else a one-line reason (a missing
+    module, an index without the fields it needs); feature sets naming an unavailable provider's
+    features fail with that reason.
+    """
+
+    group: str = "group"
+    description: str = ""
+
+    @abstractmethod
+    def features(self) -> dict[str, Feature]: ...
+
+    def available(self) -> str | None:
+        return None
+
+    @abstractmethod
+    def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
+        """``(len(batch), len(names))`` float32 values for the named features of this provider."""
+
+
+def first_doc_line(fn: Callable) -> str:
+    doc = inspect.getdoc(fn) or ""
+    return doc.strip().split("\n")[0]
+
+
+class FeatureGroup(FeatureProvider):
+    """A provider made of pure-Python pair functions, registered with the ``@group.feature`` decorator."""
+
+    def __init__(self, group: str, description: str):
+        self.group, self.description = group, description
+        self._features: dict[str, Feature] = {}
+
+    def feature(self, fn: PairFunction | None = None, *, name: str | None = None, version: int = 1):
+        """Register ``fn`` under its own name (or ``name``); its docstring's first line is the doc."""
+
+        def register(f: PairFunction) -> PairFunction:
+            self.add(name or f.__name__, f, first_doc_line(f), version)
+            return f
+
+        return register(fn) if fn is not None else register
+
+    def add(self, name: str, fn: PairFunction, doc: str, version: int = 1) -> None:
+        if name in self._features:
+            raise ValueError(f"feature {name!r} registered twice in group {self.group!r}")
+        if not doc:
+            raise ValueError(f"feature {name!r} has no documentation")
+        self._features[name] = Feature(name, self.group, doc, version, fn)
+
+    def features(self) -> dict[str, Feature]:
+        return dict(self._features)
+
+    def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
+        fns = [self._features[n].fn for n in names]
+        out = np.empty((len(batch.pairs), len(names)), dtype=np.float32)
+        for i, ctx in enumerate(batch.pairs):
+            q, c = ctx.query.record, ctx.candidate
+            out[i] = [fn(q, c, ctx) for fn in fns]
+        return out
+
+    def value(self, name: str, query: RecordView, candidate: RecordView, ctx: PairContext | None) -> float:
+        """One feature on one pair (for tests and debugging)."""
+        return float(self._features[name].fn(query, candidate, ctx))
+
+
+def jaccard(a: set | frozenset, b: set | frozenset) -> float:
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+def dice(a: set | frozenset, b: set | frozenset) -> float:
+    if not a or not b:
+        return 0.0
+    return 2.0 * len(a & b) / (len(a) + len(b))
+
+
+def overlap_coefficient(a: set | frozenset, b: set | frozenset) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def safe_log(x: float) -> float:
+    return math.log(x) if x > 0 else 0.0

@@ -1,0 +1,78 @@
+"""The catalogue of feature providers: the built-in groups plus the pluggable external ones.
+
+Built-in groups (pure Python, always available): ``string``, ``type``, ``chain``, ``arguments``,
+``context``, ``first_stage``. External groups wrap other parts of the project
+(:mod:`features.pairs.external`): per-field sparse scores of the Java extractor, dense and fusion
+scores, the neural reader. An external provider whose module is missing or not usable is still
+listed, with the reason, so a feature set naming its features fails with an explanation rather than
+"unknown feature".
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+
+from features.pairs import arguments, chains, context, first_stage, strings, types
+from features.pairs.base import Feature, FeatureProvider
+from hybrid.errors import ConfigError
+
+BUILTIN: tuple[FeatureProvider, ...] = (
+    strings.GROUP, types.GROUP, chains.GROUP, arguments.GROUP, context.GROUP, first_stage.GROUP,
+)
+
+
+@lru_cache(maxsize=1)
+def external_providers() -> tuple[FeatureProvider, ...]:
+    from features.pairs.external import external_providers as make
+
+    return tuple(make())
+
+
+def providers() -> tuple[FeatureProvider, ...]:
+    return BUILTIN + external_providers()
+
+
+def provider(group: str) -> FeatureProvider:
+    for p in providers():
+        if p.group == group:
+            return p
+    raise KeyError(group)
+
+
+def catalogue() -> dict[str, tuple[FeatureProvider, Feature]]:
+    """feature name -> (provider, feature), over every available provider."""
+    out: dict[str, tuple[FeatureProvider, Feature]] = {}
+    for p in providers():
+        if p.available() is not None:
+            continue
+        for name, feat in p.features().items():
+            if name in out:
+                raise RuntimeError(f"feature {name!r} is defined by both {out[name][0].group!r} and {p.group!r}")
+            out[name] = (p, feat)
+    return out
+
+
+def unavailable() -> dict[str, str]:
+    """group -> reason, for providers that cannot run here."""
+    return {p.group: reason for p in providers() if (reason := p.available()) is not None}
+
+
+def lookup(name: str, path: str | None = None, line: int | None = None) -> tuple[FeatureProvider, Feature]:
+    """The provider and feature of ``name``; a ConfigError with a suggestion (or the reason) otherwise."""
+    cat = catalogue()
+    if name in cat:
+        return cat[name]
+    hint = difflib.get_close_matches(name, list(cat), n=3)
+    missing = unavailable()
+    reason = f"unknown feature {name!r}"
+    if hint:
+        reason += f"; did you mean {', '.join(hint)}?"
+    if missing:
+        reason += " (unavailable providers: " + "; ".join(f"{g}: {r}" for g, r in sorted(missing.items())) + ")"
+    raise ConfigError(path, line, reason)
+
+
+def group_features(group: str) -> list[str]:
+    """The feature names of one provider, in registration order."""
+    return list(provider(group).features())

@@ -1,0 +1,99 @@
+"""Argument agreement on hand-made pairs: shared/conflicting times, places, people, numbers."""
+
+from __future__ import annotations
+
+from features.annotate import MentionRecord
+from features.pairs import arguments as A
+from features.pairs.batch import standalone_pair
+
+
+def rec(mention: str, context: str, ner: list[tuple[str, str]] = (), kind: str = "event", rid: str = "q:0#0",
+        tag: str = "ACTION_OCCURRENCE") -> MentionRecord:
+    pid = rid.split("#")[0]
+    start = context.find(mention)
+    return MentionRecord(id=rid, passage_id=pid, doc_id=pid.split(":")[0], start=start, end=start + len(mention),
+                         mention=mention, kind=kind, tag=tag, source="gold", chain=None, context=context,
+                         ner=[n for n, _ in ner], ner_labels=[label for _, label in ner])
+
+
+def value(name: str, q: MentionRecord, c: MentionRecord, **kw) -> float:
+    ctx = standalone_pair(q, c, **kw)
+    return A.GROUP.value(name, ctx.query.record, ctx.candidate, ctx)
+
+
+def test_time_keys():
+    assert A.time_keys("Tuesday, May 5 2009") == {"d:tuesday", "m:may", "n:5", "y:2009"}
+    assert A.time_keys("Sept. 12") == {"m:sep", "n:12"}
+    assert A.time_keys("yesterday") == set()
+
+
+def test_different_years_conflict_same_year_shared():
+    q = rec("earthquake", "The earthquake of 2010 killed thousands.", [("2010", "TIME_DATE")])
+    other_year = rec("earthquake", "The earthquake of 2008 killed thousands.", [("2008", "TIME_DATE")], rid="c:0#0")
+    same_year = rec("quake", "A quake in 2010 destroyed the town.", [("2010", "TIME_DATE")], rid="c:0#0")
+    assert value("args_time_conflict", q, other_year) == 1.0
+    assert value("args_time_shared", q, other_year) == 0.0
+    assert value("args_time_conflict", q, same_year) == 0.0
+    assert value("args_time_shared", q, same_year) > 0.0
+    assert value("args_time_jaccard", q, same_year) == 1.0
+
+
+def test_weekday_conflict_from_heuristic_tagger_without_labels():
+    # no ner annotations at all: the heuristic tagger reads the weekdays from the contexts
+    q = rec("checked into", "Tara Reid checked into rehab on Tuesday.")
+    c_other = rec("checked into", "Lindsay Lohan checked into rehab on Friday.", rid="c:0#0")
+    c_same = rec("entered", "Reid entered a clinic on Tuesday.", rid="c:0#0")
+    assert value("args_time_conflict", q, c_other) == 1.0
+    assert value("args_time_conflict", q, c_same) == 0.0
+    assert value("args_time_shared", q, c_same) > 0.0
+
+
+def test_place_conflict_and_agreement_from_gold_labels():
+    q = rec("earthquake", "An earthquake struck Yushu in Qinghai.", [("Yushu", "LOC_GEO"), ("Qinghai", "LOC_GEO")])
+    c_far = rec("earthquake", "An earthquake hit Indonesia.", [("Indonesia", "LOC_GEO")], rid="c:0#0")
+    c_near = rec("quake", "The quake in Yushu county left many dead.", [("Yushu county", "LOC_GEO")], rid="c:0#0")
+    assert value("args_place_conflict", q, c_far) == 1.0
+    assert value("args_place_conflict", q, c_near) == 0.0
+    assert value("args_place_shared", q, c_near) > 0.0
+
+
+def test_people_conflict_and_mention_itself_is_not_an_argument():
+    q = rec("checked into", "Tara Reid checked into rehab.", [("Tara Reid", "HUMAN_PART_PER")])
+    c_other = rec("checked into", "Lindsay Lohan checked into rehab.", [("Lindsay Lohan", "HUMAN_PART_PER")],
+                  rid="c:0#0")
+    c_same = rec("entered", "Reid entered rehab.", [("Reid", "HUMAN_PART_PER")], rid="c:0#0")
+    assert value("args_person_conflict", q, c_other) == 1.0
+    assert value("args_person_shared", q, c_same) > 0.0
+    assert value("args_entities_conflict", q, c_other) == 1.0
+    # an entity query: its own name is not one of its arguments
+    reid = rec("Tara Reid", "Tara Reid checked into rehab.", kind="entity", tag="HUMAN_PART_PER")
+    assert "tara" not in A.record_arguments(standalone_pair(reid, c_same).query.record).get("entities")
+
+
+def test_numbers_shared_and_years_are_not_numbers():
+    q = rec("killed", "The blast killed 27 people in 2009.")
+    c = rec("died", "At least 27 died in the blast.", rid="c:0#0")
+    c2 = rec("died", "At least 1,500 died in the blast.", rid="c:0#0")
+    assert value("args_number_shared", q, c) > 0.0
+    assert value("args_number_conflict", q, c2) == 1.0
+    assert A.number_keys("1,500 people in 2009") == {"1500"}
+
+
+def test_no_arguments_means_no_conflict():
+    q = rec("attack", "The attack was condemned.")
+    c = rec("attack", "They condemned the attack.", rid="c:0#0")
+    for cls in A.CLASSES:
+        assert value(f"args_{cls}_conflict", q, c) == 0.0
+
+
+def test_document_level_arguments():
+    q = rec("earthquake", "The earthquake destroyed the town.")
+    c = rec("quake", "The quake destroyed homes.", rid="c:0#0")
+    kw = dict(query_doc=["It struck Yushu on April 14, 2010."], candidate_doc=["It struck Sichuan on May 12, 2008."])
+    assert value("args_time_conflict", q, c, **kw) == 0.0  # the sentences themselves have no times
+    assert value("docargs_time_conflict", q, c, **kw) == 1.0
+    assert value("docargs_entities_conflict", q, c, **kw) == 1.0
+    same = dict(query_doc=["It struck Yushu on April 14, 2010."], candidate_doc=["Yushu was hit on April 14."])
+    assert value("docargs_time_conflict", q, c, **same) == 0.0
+    assert value("docargs_time_shared", q, c, **same) > 0.0
+    assert value("docargs_entities_shared", q, c, **same) > 0.0

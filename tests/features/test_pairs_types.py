@@ -1,0 +1,59 @@
+"""Kind/type agreement and DiscK type-paired features on hand-made pairs."""
+
+from __future__ import annotations
+
+from features.annotate import MentionRecord
+from features.pairs import types as T
+from features.pairs.batch import standalone_pair
+
+
+def rec(mention: str, kind: str | None, tag: str | None, rid: str = "q:0#0") -> MentionRecord:
+    pid = rid.split("#")[0]
+    return MentionRecord(id=rid, passage_id=pid, doc_id=pid.split(":")[0], start=0, end=len(mention),
+                         mention=mention, kind=kind, tag=tag, source="gold", chain=None, context=mention)
+
+
+def value(name: str, q: MentionRecord, c: MentionRecord) -> float:
+    ctx = standalone_pair(q, c)
+    return T.GROUP.value(name, ctx.query.record, ctx.candidate, ctx)
+
+
+def test_coarse_types_of_both_vocabularies():
+    assert T.coarse_type("entity", "HUMAN_PART_PER") == "person"
+    assert T.coarse_type("entity", "HUMAN_PART_GPE") == "place"
+    assert T.coarse_type("entity", "LOC_GEO") == "place"
+    assert T.coarse_type("entity", "TIME_DATE") == "time"
+    assert T.coarse_type("event", "NEG_ACTION_OCCURRENCE") == "event"
+    assert T.coarse_type("entity", "AUTO_NAME") == "name"
+    assert T.coarse_type("entity", "AUTO_DATE") == "time"
+    assert T.coarse_type("entity", "GPE") == "place"
+    assert T.coarse_type("entity", None) == "other"
+    assert T.coarse_type(None, None) == "unknown"
+
+
+def test_type_agreement():
+    person = rec("Tara Reid", "entity", "HUMAN_PART_PER")
+    assert value("type_agree", person, rec("Reid", "entity", "HUMAN_PART_PER", "c:0#0")) == 1.0
+    assert value("type_agree", person, rec("Malibu", "entity", "LOC_GEO", "c:0#0")) == 0.0
+    # a generic name may hide a person: not known to disagree
+    assert value("type_agree", person, rec("Reid", "entity", "AUTO_NAME", "c:0#0")) == 1.0
+    assert value("type_agree", person, rec("entered", "event", "ACTION_OCCURRENCE", "c:0#0")) == 0.0
+
+
+def test_kind_match():
+    ev = rec("quake", "event", "ACTION_OCCURRENCE")
+    assert value("type_kind_match", ev, rec("earthquake", "event", "AUTO_EVENT", "c:0#0")) == 1.0
+    assert value("type_kind_match", ev, rec("Yushu", "entity", "LOC_GEO", "c:0#0")) == 0.0
+    assert value("type_kind_match", ev, rec("Yushu", None, None, "c:0#0")) == 1.0
+
+
+def test_query_type_indicator_and_disck_pairs():
+    org = rec("WHO", "entity", "HUMAN_PART_ORG")
+    cand = rec("World Health Organization", "entity", "HUMAN_PART_ORG", "c:0#0")
+    assert value("type_query_org", org, cand) == 1.0
+    assert value("type_query_person", org, cand) == 0.0
+    assert value("disck_org_acronym", org, cand) == 1.0
+    assert value("disck_place_acronym", org, cand) == 0.0
+    place = rec("UK", "entity", "LOC_GEO")
+    assert value("disck_place_acronym", place, rec("United Kingdom", "entity", "LOC_GEO", "c:0#0")) == 1.0
+    assert value("disck_org_acronym", place, rec("United Kingdom", "entity", "LOC_GEO", "c:0#0")) == 0.0
