@@ -1,0 +1,19 @@
+"""Weighted CombMNZ (Fox & Shaw 1994): CombSUM times the number of runs that returned the document.
+
+Rewards agreement between retrievers; only runs with a non-zero weight count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hybrid.fusion.combsum import normalised_contributions, summed
+from hybrid.fusion.common import assemble, check_weights
+from hybrid.records import Run
+
+
+def combmnz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = "minmax",
+            k: int | None = None) -> Run:
+    weights = check_weights(runs, weights)
+    contributions, floors = normalised_contributions(runs, weights, norm)
+    return assemble(contributions, lambda q, d, parts: len({n for n, _, _ in parts}) * summed(parts, floors[q]), k)

@@ -1,0 +1,105 @@
+"""The ``Fuse`` stage: run several retrievers on the same topics and fuse their runs.
+
+``Fuse([MultiFieldBM25(idx), DenseRetriever(dense_dir)], method="combsum", weights=[0.4, 0.6])`` is a
+:class:`~hybrid.retrieval.base.Retriever` like any other, so it composes with rerankers
+(``Fuse(...) >> reranker``). Each component fetches ``depth`` hits (default ``k``; a deeper pool
+lets a passage that one side ranks 120th still be lifted by the other) and the fused list is cut to
+``k``. The component runs of the last search stay in ``component_runs`` so a CLI can write them.
+Weights may differ by query kind (``weights_by_kind``), since events and entities prefer different
+mixes; the kind is the topic's own (``Topic.kind``), never a label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from hybrid.errors import ConfigError
+from hybrid.fusion.combmnz import combmnz
+from hybrid.fusion.combsum import combsum
+from hybrid.fusion.rrf import RRF_K, rrf
+from hybrid.records import Run, Topic
+from hybrid.retrieval.base import Retriever
+
+METHODS = ("rrf", "combsum", "combmnz")
+
+
+def fuse_runs(runs: Sequence[Run], method: str = "rrf", weights: Sequence[float] | None = None,
+              norm: str = "minmax", k: int | None = None, rrf_k: int = RRF_K) -> Run:
+    """Dispatch to one fusion function by name."""
+    if method == "rrf":
+        return rrf(runs, weights, k=k, rrf_k=rrf_k)
+    if method == "combsum":
+        return combsum(runs, weights, norm=norm, k=k)
+    if method == "combmnz":
+        return combmnz(runs, weights, norm=norm, k=k)
+    raise ConfigError(None, None, f"unknown fusion method {method!r}; choose from {METHODS}")
+
+
+def parse_weights(spec: str | None, n: int) -> list[float] | None:
+    """``"0.3,0.7"`` -> [0.3, 0.7]; ``None``/``""`` -> equal weights."""
+    if not spec:
+        return None
+    try:
+        weights = [float(x) for x in spec.split(",")]
+    except ValueError:
+        raise ConfigError(None, None, f"fusion weights {spec!r} must be comma-separated numbers") from None
+    if len(weights) != n:
+        raise ConfigError(None, None, f"{len(weights)} fusion weight(s) for {n} retriever(s)")
+    return weights
+
+
+class Fuse(Retriever):
+    """Fuses the runs of several retrievers; keeps the best mention span of each passage."""
+
+    def __init__(self, retrievers: Sequence[Retriever], method: str = "rrf", weights: Sequence[float] | None = None,
+                 normalisation: str = "minmax", k: int = 100, depth: int | None = None, rrf_k: int = RRF_K,
+                 weights_by_kind: Mapping[str, Sequence[float]] | None = None, name: str | None = None):
+        if not retrievers:
+            raise ConfigError(None, None, "Fuse needs at least one retriever")
+        if method not in METHODS:
+            raise ConfigError(None, None, f"unknown fusion method {method!r}; choose from {METHODS}")
+        self.retrievers = list(retrievers)
+        self.method, self.normalisation, self.k, self.depth, self.rrf_k = method, normalisation, k, depth, rrf_k
+        self.weights = list(weights) if weights is not None else None
+        self.weights_by_kind = {kind: list(w) for kind, w in (weights_by_kind or {}).items()}
+        for w in [self.weights, *self.weights_by_kind.values()]:
+            if w is not None and len(w) != len(self.retrievers):
+                raise ConfigError(None, None, f"{len(w)} fusion weight(s) for {len(self.retrievers)} retriever(s)")
+        self.names = unique_names([r.name for r in self.retrievers])
+        self.name = name or f"{method}({'+'.join(self.names)})"
+        self.component_runs: dict[str, Run] = {}
+
+    def weights_for(self, topic: Topic) -> list[float] | None:
+        return self.weights_by_kind.get(topic.kind or "", self.weights)
+
+    def fuse(self, topics: list[Topic], runs: Sequence[Run], k: int) -> Run:
+        """Fuse given component runs (one per retriever, same order), grouping topics by their weights."""
+        groups: dict[tuple[float, ...] | None, list[str]] = {}
+        for t in topics:
+            w = self.weights_for(t)
+            groups.setdefault(tuple(w) if w is not None else None, []).append(t.qid)
+        fused: Run = {}
+        for weights, qids in groups.items():
+            part = [{q: run.get(q, []) for q in qids} for run in runs]
+            fused.update(fuse_runs(part, self.method, weights, self.normalisation, k, self.rrf_k))
+        return fused
+
+    def search(self, topics: list[Topic], k: int, on_component: Callable[[str, Run], None] | None = None) -> Run:
+        depth = max(self.depth or k, k)
+        runs = []
+        self.component_runs = {}
+        for name, retriever in zip(self.names, self.retrievers, strict=True):
+            run = retriever.search(topics, depth)
+            self.component_runs[name] = run
+            runs.append(run)
+            if on_component is not None:
+                on_component(name, run)
+        return self.fuse(topics, runs, k)
+
+
+def unique_names(names: list[str]) -> list[str]:
+    out, seen = [], {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if names.count(name) == 1 else f"{name}{seen[name]}")
+    return out

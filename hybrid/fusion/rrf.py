@@ -1,0 +1,30 @@
+"""Reciprocal rank fusion (Cormack et al. 2009): ``sum_i w_i / (k + rank_i(d))``, k = 60.
+
+Ranks only, so no normalisation is needed; a document absent from a run gets nothing from it.
+Ranks follow the run writer's order (score, then docid), so fusion is deterministic under ties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hybrid.formats.runs import sorted_hits
+from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
+from hybrid.records import Run
+
+RRF_K = 60
+
+
+def rrf(runs: Sequence[Run], weights: Sequence[float] | None = None, k: int | None = None,
+        rrf_k: int = RRF_K) -> Run:
+    """Fuse ``runs`` by (weighted) reciprocal rank; ``k`` cuts the fused lists."""
+    weights = check_weights(runs, weights)
+    contributions: Contributions = {}
+    for qid in all_qids(runs):
+        docs = contributions.setdefault(qid, {})
+        for n, (run, w) in enumerate(zip(runs, weights, strict=True)):
+            if w == 0:
+                continue
+            for r, hit in enumerate(sorted_hits(run.get(qid, [])), start=1):
+                docs.setdefault(hit.docid, []).append((n, w / (rrf_k + r), hit))
+    return assemble(contributions, lambda q, d, parts: sum(c for _, c, _ in parts), k)
