@@ -1,0 +1,376 @@
+"""``python -m hybrid.ltr``: learning to rank over a first-stage run (train / rerank / ablate / export / importance).
+
+Examples::
+
+    # first stage (cached on disk), with the matched mention spans
+    python -m hybrid.search --index idx --topics queries.train.jsonl --model multifield --hits 100 \\
+        --output train.mf.trec --spans train.mf.spans.jsonl
+    # train LambdaMART on the default feature set; evaluate on dev; importance plot
+    python -m hybrid.ltr train --index idx --topics queries.train.jsonl --qrels qrels.train.txt \\
+        --run train.mf.trec --spans train.mf.spans.jsonl --learner lambdamart --output models/lm \\
+        --dev-topics queries.dev.jsonl --dev-qrels qrels.dev.txt --dev-run dev.mf.trec --dev-spans dev.mf.spans.jsonl \\
+        --importance models/lm-importance.png --cache /tmp/ltr-cache
+    # rerank a run with the model (refuses a feature set other than the model's)
+    python -m hybrid.ltr rerank --index idx --model models/lm --topics queries.dev.jsonl --run dev.mf.trec \\
+        --spans dev.mf.spans.jsonl --output dev.ltr.trec --qrels qrels.dev.txt
+    # leave-one-group-out ablation (train -> dev, or --cv 5 grouped by topic)
+    python -m hybrid.ltr ablate --index idx --topics queries.train.jsonl --qrels qrels.train.txt --run train.mf.trec \\
+        --test-topics queries.dev.jsonl --test-qrels qrels.dev.txt --test-run dev.mf.trec --output ablation.md
+    # features in SVMlight/LETOR format for RankLib
+    python -m hybrid.ltr export --index idx --topics queries.dev.jsonl --run dev.mf.trec --qrels qrels.dev.txt \\
+        --output dev.letor.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hybrid.cli_common import run_cli
+from hybrid.errors import ConfigError, InputError
+
+log = logging.getLogger("hybrid.ltr")
+DEFAULT_FEATURESET = Path(__file__).resolve().parent.parent / "ltr" / "configs" / "default.toml"
+
+
+# -- argument groups --------------------------------------------------------------------------------
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--index", required=True, help="hybrid index directory the run was retrieved from")
+    p.add_argument("--depth", type=int, default=100, help="rerank the top N hits of each query")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache", help="directory for cached feature matrices (reused when inputs match)")
+    p.add_argument("--quiet", action="store_true")
+
+
+def _inputs(p: argparse.ArgumentParser, prefix: str = "", required: bool = True, qrels: bool = True) -> None:
+    dash = f"--{prefix}-" if prefix else "--"
+    p.add_argument(f"{dash}topics", required=required, help="topics (TSV/JSONL)")
+    p.add_argument(f"{dash}run", required=required, help="first-stage TREC run")
+    p.add_argument(f"{dash}spans", help="spans JSONL of the run (hybrid.search --spans): the matched mentions")
+    if qrels:
+        p.add_argument(f"{dash}qrels", required=required and prefix != "dev", help="relevance judgments")
+    p.add_argument(f"{dash}max-queries", type=int, help="use a seeded random sample of this many queries")
+
+
+def _learner(p: argparse.ArgumentParser) -> None:
+    from ltr.learners import LEARNERS
+
+    p.add_argument("--featureset", default=str(DEFAULT_FEATURESET), help="feature set TOML")
+    p.add_argument("--learner", choices=sorted(LEARNERS), default="lambdamart")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="learner parameter (repeatable), e.g. --param num_leaves=63")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m hybrid.ltr", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("train", help="train a model on a labelled first-stage run")
+    _common(t), _inputs(t), _learner(t)
+    t.add_argument("--output", required=True, help="model directory to write")
+    t.add_argument("--overwrite", action="store_true")
+    t.add_argument("--cv", type=int, metavar="K", help="also report K-fold CV (folds grouped by topic)")
+    _inputs(t, "dev", required=False)
+    t.add_argument("--importance", metavar="PNG", help="write a feature-importance plot (and print the table)")
+
+    r = sub.add_parser("rerank", help="rerank a first-stage run with a trained model")
+    _common(r), _inputs(r, qrels=False)
+    r.add_argument("--model", required=True)
+    r.add_argument("--featureset", help="check the model against this feature set (refused if it differs)")
+    r.add_argument("--qrels", help="evaluate the reranked run")
+    r.add_argument("--output", required=True, help="TREC run to write")
+    r.add_argument("--output-spans", help="also write the spans JSONL of the reranked run")
+    r.add_argument("--tag", default=None)
+
+    a = sub.add_parser("ablate", help="retrain without each feature group; metric deltas with paired tests")
+    _common(a), _inputs(a), _learner(a)
+    _inputs(a, "test", required=False)
+    a.add_argument("--cv", type=int, default=5, metavar="K", help="folds when no --test-run is given")
+    a.add_argument("--output", help="write the markdown table here too")
+
+    e = sub.add_parser("export", help="write features in SVMlight/LETOR format")
+    _common(e), _inputs(e, required=True, qrels=False)
+    e.add_argument("--qrels", help="labels (0 when absent)")
+    e.add_argument("--featureset", default=str(DEFAULT_FEATURESET))
+    e.add_argument("--normalise", action="store_true", help="apply the feature set's normalisations")
+    e.add_argument("--zero-based", action="store_true", help="number features from 0 (default 1, as RankLib)")
+    e.add_argument("--output", required=True)
+
+    i = sub.add_parser("importance", help="feature importance of a model (table + PNG)")
+    _common(i), _inputs(i, required=False)
+    i.add_argument("--model", required=True)
+    i.add_argument("--png", help="plot to write")
+    i.add_argument("--top", type=int, default=30)
+    i.add_argument("--repeats", type=int, default=1, help="permutations per feature")
+    return p
+
+
+# -- helpers ----------------------------------------------------------------------------------------------
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(None, None, f"--param {item!r}: expected KEY=VALUE")
+        key, raw = item.split("=", 1)
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
+
+
+class Inputs:
+    """Topics + first-stage run (+ qrels) of one split, read once."""
+
+    def __init__(self, args: argparse.Namespace, index, prefix: str = ""):
+        from hybrid.formats.qrels import read_qrels
+        from hybrid.formats.topics import read_topics
+        from ltr.runio import read_first_stage
+
+        get = lambda name: getattr(args, f"{prefix}_{name}" if prefix else name, None)  # noqa: E731
+        self.paths = {k: get(k) for k in ("topics", "run", "spans", "qrels")}
+        self.topics = read_topics(self.paths["topics"], resolve=index.passage_text)
+        limit = get("max_queries")
+        if limit is not None and limit < len(self.topics):
+            sample = list(self.topics)
+            random.Random(args.seed).shuffle(sample)
+            keep = {t.qid for t in sample[:limit]}
+            self.topics = [t for t in self.topics if t.qid in keep]
+        self.run = read_first_stage(self.paths["run"], self.paths["spans"])
+        self.qrels = read_qrels(self.paths["qrels"]) if self.paths["qrels"] else None
+        self.kinds = {t.qid: t.kind or "unknown" for t in self.topics}
+        missing = [t.qid for t in self.topics if t.qid not in self.run]
+        if missing:
+            log.warning("%d topics have no hits in %s (e.g. %s)", len(missing), self.paths["run"], missing[:3])
+
+    def key(self, index_path: Path) -> dict:
+        from ltr.pipeline import file_digest
+
+        return {"index": str(Path(index_path).resolve()), **{k: file_digest(v) for k, v in self.paths.items()
+                                                             if k != "qrels"}}
+
+    def matrix(self, args: argparse.Namespace, resources, names: list[str]):
+        from ltr.pipeline import load_or_extract
+
+        matrix = load_or_extract(resources, self.topics, self.run, names, args.depth, args.cache,
+                                 self.key(resources.index.path), progress=not args.quiet)
+        return matrix.with_labels(self.qrels) if self.qrels is not None else matrix
+
+
+def _evaluate(qrels, run, kinds, label: str) -> dict:
+    from ltr.metrics import REPORT_MEASURES, by_kind, per_query_metrics
+
+    pq = per_query_metrics(qrels, run, REPORT_MEASURES)
+    table = {m: by_kind(pq[m], kinds) for m in REPORT_MEASURES}
+    print(format_metrics({label: table}), file=sys.stderr)
+    return table
+
+
+def format_metrics(tables: dict[str, dict[str, dict[str, float]]], measures=("AP@100", "RR@10"),
+                   kinds=("event", "entity", "all")) -> str:
+    head = "| run | " + " | ".join(f"{m} {k}" for m in measures for k in kinds) + " |"
+    lines = [head, "|" + "---|" * (1 + len(measures) * len(kinds))]
+    for label, table in tables.items():
+        lines.append(f"| {label} | " + " | ".join(f"{table[m].get(k, float('nan')):.4f}" for m in measures
+                                                    for k in kinds) + " |")
+    return "\n".join(lines)
+
+
+def _open(args: argparse.Namespace):
+    from features.pairs.resources import IndexResources
+    from hybrid.retrieval.sparse_index import SparseIndex
+
+    if args.depth < 1:
+        raise InputError(None, None, "--depth must be >= 1")
+    index = SparseIndex(args.index)
+    return index, IndexResources(index)
+
+
+# -- commands ---------------------------------------------------------------------------------------------
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from ltr.experiment import cv_scores
+    from ltr.featureset import load_featureset
+    from ltr.metrics import by_kind, per_query_metrics
+    from ltr.model import ltr_versions, train_model
+
+    featureset = load_featureset(args.featureset)
+    params = parse_params(args.param)
+    index, resources = _open(args)
+    train = Inputs(args, index)
+    names = featureset.feature_names
+    started = time.perf_counter()
+    matrix = train.matrix(args, resources, names)
+    log.info("training matrix: %d pairs x %d features (%.1fs)", len(matrix), len(names), time.perf_counter() - started)
+    metrics: dict[str, Any] = {}
+    if args.cv:
+        from ltr.cv import topic_of
+
+        groups = {t.qid: topic_of(t) for t in train.topics}
+        scores, folds = cv_scores(featureset, args.learner, params, matrix, groups, args.cv, args.seed)
+        pq = per_query_metrics(train.qrels, matrix.to_run(scores), ("AP@100", "RR@10"), matrix.query_ids)
+        metrics["cv"] = {"k": args.cv, "folds": folds, **{m: by_kind(pq[m], train.kinds) for m in pq}}
+        print(format_metrics({f"{args.learner} {args.cv}-fold CV": metrics["cv"]}), file=sys.stderr)
+    config = {"command": "train", "argv": sys.argv[1:], "featureset_file": args.featureset, "index": args.index,
+              "depth": args.depth, "inputs": train.paths, "queries": len(train.topics), "pairs": len(matrix)}
+    model = train_model(args.learner, params, featureset, matrix, args.seed, config)
+    model.versions = ltr_versions()
+    if args.dev_run:
+        dev = Inputs(args, index, "dev")
+        dev_matrix = dev.matrix(args, resources, names)
+        run = dev_matrix.to_run(model.score(dev_matrix))
+        if dev.qrels is not None:
+            metrics["dev"] = _evaluate(dev.qrels, run, dev.kinds, f"{args.learner} on dev")
+        if args.importance:
+            _importance(model, dev_matrix, dev.qrels, args.importance, 30, args.seed)
+    elif args.importance:
+        _importance(model, None, None, args.importance, 30, args.seed)
+    model.metrics = metrics
+    model.save(args.output, overwrite=args.overwrite)
+    print(json.dumps({"model": args.output, "learner": args.learner, "features": len(names),
+                      "fingerprint": model.fingerprint[:12], "train_queries": len(train.topics),
+                      "train_pairs": len(matrix)}), file=sys.stderr)
+    return 0
+
+
+def _importance(model, matrix, qrels, png: str | None, top: int, seed: int, repeats: int = 1) -> None:
+    from ltr.importance import format_importance, group_totals, importance, plot_importance
+    from ltr.metrics import relevant_counts
+
+    n_rel = relevant_counts(qrels, matrix.query_ids) if matrix is not None and qrels is not None else None
+    rows = importance(model, matrix if n_rel is not None else None, n_rel, seed, repeats)
+    print(format_importance(rows, top))
+    totals = group_totals(rows)
+    print("\n| group | native share | permutation ΔAP@100 (sum) |\n|---|---|---|")
+    for g, (nat, perm) in sorted(totals.items(), key=lambda kv: -kv[1][0]):
+        print(f"| {g} | {nat:.4f} | {'' if perm is None else f'{perm:+.4f}'} |")
+    if png:
+        plot_importance(rows, png, top, f"{model.featureset.name} / {model.learner}")
+        log.info("importance plot: %s", png)
+
+
+def cmd_rerank(args: argparse.Namespace) -> int:
+    from hybrid.formats.qrels import read_qrels
+    from hybrid.formats.runs import write_run
+    from ltr.featureset import load_featureset
+    from ltr.model import TrainedModel
+    from ltr.pipeline import LtrReranker
+
+    model = TrainedModel.load(args.model)
+    if args.featureset:
+        model.check_featureset(load_featureset(args.featureset))
+    index, resources = _open(args)
+    args.qrels_path, args.qrels = args.qrels, None
+    inputs = Inputs(args, index)
+    reranker = LtrReranker(model, resources, args.depth)
+    started = time.perf_counter()
+    run = reranker.rerank(inputs.topics, inputs.run)
+    elapsed = time.perf_counter() - started
+    write_run(run, args.output, tag=args.tag or reranker.name, spans_path=args.output_spans)
+    from hybrid.atomic import atomic_write
+    from ltr.model import ltr_versions
+
+    meta = {"run": args.output, "queries": len(inputs.topics), "seconds": round(elapsed, 2),
+            "ms_per_query": round(1000 * elapsed / max(len(inputs.topics), 1), 2), **reranker.timing,
+            "model": args.model, "learner": model.learner, "featureset": model.featureset.name,
+            "fingerprint": model.fingerprint, "argv": sys.argv[1:], "versions": ltr_versions()}
+    with atomic_write(f"{args.output}.meta.json") as out:
+        out.write(json.dumps(meta, indent=2, default=str) + "\n")
+    print(json.dumps({k: meta[k] for k in ("run", "queries", "seconds", "ms_per_query")}), file=sys.stderr)
+    if args.qrels_path:
+        _evaluate(read_qrels(args.qrels_path), run, inputs.kinds, "reranked")
+    return 0
+
+
+def cmd_ablate(args: argparse.Namespace) -> int:
+    from hybrid.atomic import atomic_write
+    from ltr.ablation import ablate, format_ablation
+    from ltr.cv import topic_of
+    from ltr.featureset import load_featureset
+
+    featureset = load_featureset(args.featureset)
+    params = parse_params(args.param)
+    index, resources = _open(args)
+    train = Inputs(args, index)
+    names = featureset.feature_names
+    train_m = train.matrix(args, resources, names)
+    if args.test_run:
+        test = Inputs(args, index, "test")
+        if test.qrels is None:
+            raise InputError(None, None, "ablate needs --test-qrels with --test-run")
+        rows = ablate(featureset, args.learner, params, test.qrels, test.kinds, train_m,
+                      test.matrix(args, resources, names), seed=args.seed)
+        protocol = f"trained on {args.topics}, tested on {args.test_topics}"
+    else:
+        groups = {t.qid: topic_of(t) for t in train.topics}
+        rows = ablate(featureset, args.learner, params, train.qrels, train.kinds, train_m, groups=groups, k=args.cv,
+                      seed=args.seed)
+        protocol = f"{args.cv}-fold CV grouped by topic over {args.topics}"
+    table = format_ablation(rows)
+    text = (f"Ablation of feature set {featureset.name!r} with {args.learner} ({protocol}); Δ = mean per-query "
+            f"difference vs the full set over all queries; p(t) paired t-test, p(W) Wilcoxon signed-rank.\n\n{table}\n")
+    print(text)
+    if args.output:
+        with atomic_write(args.output) as out:
+            out.write(text)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ltr.export import export_svmlight
+    from ltr.featureset import load_featureset
+    from ltr.normalise import Normaliser
+
+    featureset = load_featureset(args.featureset)
+    index, resources = _open(args)
+    inputs = Inputs(args, index)
+    matrix = inputs.matrix(args, resources, featureset.feature_names)
+    normalised = None
+    if args.normalise:
+        normalised = Normaliser.fit(matrix.X, featureset.normalisations()).transform(matrix.X, matrix.offsets)
+    n = export_svmlight(matrix, featureset, args.output, normalised, args.zero_based)
+    print(json.dumps({"output": args.output, "lines": n, "features": len(featureset.feature_names),
+                      "queries": len(matrix.query_ids)}), file=sys.stderr)
+    return 0
+
+
+def cmd_importance(args: argparse.Namespace) -> int:
+    from ltr.model import TrainedModel
+
+    model = TrainedModel.load(args.model)
+    model.verify_features()
+    matrix, qrels = None, None
+    if args.run:
+        index, resources = _open(args)
+        inputs = Inputs(args, index)
+        matrix, qrels = inputs.matrix(args, resources, model.featureset.feature_names), inputs.qrels
+    _importance(model, matrix, qrels, args.png, args.top, args.seed, args.repeats)
+    return 0
+
+
+COMMANDS = {"train": cmd_train, "rerank": cmd_rerank, "ablate": cmd_ablate, "export": cmd_export,
+            "importance": cmd_importance}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.quiet:
+        logging.getLogger("ltr").setLevel(logging.WARNING)
+        logging.getLogger("hybrid").setLevel(logging.WARNING)
+    return COMMANDS[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,169 @@
+"""A trained ranking model on disk: learner payload + the exact feature set, config and versions.
+
+Layout of a model directory (written atomically: complete or absent)::
+
+    ltr-model.json    format, learner, feature set (expanded) + fingerprint, normaliser statistics,
+                      training config, metrics, versions, payload file names and their sha256
+    linear.json | trees.json | lightgbm.txt   the learner payload (text; see ltr.learners)
+
+Nothing is unpickled: loading parses JSON and LightGBM's text format only. A model refuses to score
+a matrix or a feature set that differs from the one it was trained with (names, order,
+normalisations or feature implementation versions): the error says what differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybrid.atomic import atomic_directory
+from hybrid.errors import ConfigError, InputError
+from ltr.featureset import FeatureSet
+from ltr.learners import SCORERS, Scorer
+from ltr.matrix import FeatureMatrix
+from ltr.normalise import Normaliser
+
+MODEL_FILE = "ltr-model.json"
+FORMAT = "hybrid-ltr-model"
+FORMAT_VERSION = 1
+
+
+def ltr_versions() -> dict[str, str]:
+    """Package versions that shape a trained model (indexes.lucene.versions plus the learners')."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from indexes.lucene import versions
+
+    out = versions()
+    for pkg in ("scikit-learn", "lightgbm", "numpy", "scipy"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+@dataclass
+class TrainedModel:
+    featureset: FeatureSet
+    fingerprint: str
+    learner: str
+    params: dict[str, Any]
+    normaliser: Normaliser
+    scorer: Scorer
+    config: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    created: str = ""
+
+    # -- scoring ------------------------------------------------------------------------------------
+    def check_featureset(self, featureset: FeatureSet) -> None:
+        """Refuse a feature set that is not the one this model was trained with."""
+        theirs = featureset.fingerprint()
+        if theirs != self.fingerprint:
+            raise ConfigError(
+                featureset.source, None,
+                f"feature set {featureset.name!r} (fingerprint {theirs[:12]}) is not the one this model was trained "
+                f"with ({self.featureset.name!r}, fingerprint {self.fingerprint[:12]}): "
+                f"{self.featureset.describe_difference(featureset)}. Retrain, or rerank with the model's own "
+                "feature set (omit --featureset).",
+            )
+
+    def check_matrix(self, matrix: FeatureMatrix) -> None:
+        expected = self.featureset.feature_names
+        if matrix.names != expected:
+            missing = [f for f in expected if f not in matrix.names]
+            extra = [f for f in matrix.names if f not in expected]
+            raise ConfigError(None, None, f"feature matrix does not match the model's feature set "
+                                          f"{self.featureset.name!r}: missing {missing[:8]}, extra {extra[:8]}"
+                                          + ("" if missing or extra else ", different order"))
+
+    def score(self, matrix: FeatureMatrix) -> np.ndarray:
+        self.check_matrix(matrix)
+        return self.scorer.predict(self.normaliser.transform(matrix.X, matrix.offsets))
+
+    # -- persistence --------------------------------------------------------------------------------
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        path = Path(path)
+        files = self.scorer.payload()
+        meta = {
+            "format": FORMAT, "format_version": FORMAT_VERSION, "created": self.created or _now(),
+            "learner": self.learner, "params": self.params,
+            "featureset": self.featureset.to_json(), "fingerprint": self.fingerprint,
+            "normaliser": self.normaliser.to_json(), "config": self.config, "metrics": self.metrics,
+            "versions": self.versions or ltr_versions(),
+            "payload": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in files.items()},
+        }
+        with atomic_directory(path, overwrite=overwrite) as tmp:
+            for name, text in files.items():
+                (tmp / name).write_text(text, encoding="utf-8")
+            (tmp / MODEL_FILE).write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrainedModel:
+        path = Path(path)
+        meta_path = path / MODEL_FILE
+        if not meta_path.is_file():
+            raise InputError(path, None, f"not an LTR model directory (no {MODEL_FILE})")
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputError(meta_path, exc.lineno, f"broken JSON: {exc.msg}") from None
+        if meta.get("format") != FORMAT or meta.get("format_version") != FORMAT_VERSION:
+            raise InputError(meta_path, None, f"unsupported model format {meta.get('format')!r} "
+                                              f"version {meta.get('format_version')!r}")
+        learner = meta["learner"]
+        if learner not in SCORERS:
+            raise InputError(meta_path, None, f"unknown learner {learner!r}")
+        files = {}
+        for name, digest in meta["payload"].items():
+            if "/" in name or "\\" in name or name.startswith("."):
+                raise InputError(meta_path, None, f"invalid payload file name {name!r}")
+            text = (path / name).read_text(encoding="utf-8")
+            if hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
+                raise InputError(path / name, None, "payload checksum mismatch (file changed after training)")
+            files[name] = text
+        featureset = FeatureSet.from_json(meta["featureset"], source=str(meta_path))
+        return cls(featureset=featureset, fingerprint=meta["fingerprint"], learner=learner, params=meta["params"],
+                   normaliser=Normaliser.from_json(meta["normaliser"]), scorer=SCORERS[learner].from_payload(files),
+                   config=meta.get("config", {}), metrics=meta.get("metrics", {}), versions=meta.get("versions", {}),
+                   created=meta.get("created", ""))
+
+    def verify_features(self) -> None:
+        """The features still exist and their implementations have the versions the model was trained with."""
+        try:
+            current = self.featureset.fingerprint()
+        except ConfigError as exc:
+            raise ConfigError(exc.path, exc.line,
+                              f"model's feature set cannot be computed here: {exc.reason}") from None
+        if current != self.fingerprint:
+            raise ConfigError(None, None, f"feature implementations changed since model {self.featureset.name!r} was "
+                                          "trained (fingerprint mismatch); retrain it")
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def train_model(learner_name: str, params: dict[str, Any] | None, featureset: FeatureSet, matrix: FeatureMatrix,
+                seed: int = 0, config: dict[str, Any] | None = None) -> TrainedModel:
+    """Fit normaliser + learner on a labelled matrix whose columns are the feature set's, in order."""
+    from ltr.learners import make_learner
+
+    if matrix.labels is None:
+        raise ValueError("training matrix has no labels")
+    matrix = matrix.columns(featureset.feature_names)
+    learner = make_learner(learner_name, params)
+    normaliser = Normaliser.fit(matrix.X, featureset.normalisations())
+    X = normaliser.transform(matrix.X, matrix.offsets)
+    scorer = learner.fit(X, matrix.labels, matrix.group_sizes, seed)
+    return TrainedModel(featureset=featureset, fingerprint=featureset.fingerprint(), learner=learner_name,
+                        params=learner.params, normaliser=normaliser, scorer=scorer,
+                        config=dict(config or {}, seed=seed), created=_now())

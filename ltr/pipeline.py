@@ -1,0 +1,115 @@
+"""From topics + a first-stage run to feature matrices and reranked runs.
+
+:class:`LtrReranker` is a :class:`~hybrid.retrieval.base.Reranker` stage, so a trained model
+composes with any first stage: ``MultiFieldBM25(index) >> LtrReranker(model, index)``. Hits below
+the rerank depth keep their first-stage order, after the reranked ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from features.pairs.batch import build_batch
+from features.pairs.resources import IndexResources
+from hybrid.records import Hit, Run, Topic
+from hybrid.retrieval.base import Reranker
+from hybrid.retrieval.sparse_index import SparseIndex
+from ltr.matrix import FeatureMatrix, extract
+from ltr.model import TrainedModel
+
+log = logging.getLogger(__name__)
+
+
+def extract_matrix(resources: IndexResources, topics: Sequence[Topic], run: Run, names: Sequence[str],
+                   depth: int = 100, progress: bool = False, chunk: int = 500) -> FeatureMatrix:
+    """Features of the top ``depth`` hits of every topic, in chunks of ``chunk`` topics (bounded memory)."""
+    import numpy as np
+
+    parts = []
+    for lo in range(0, len(topics), chunk):
+        batch = build_batch(resources, topics[lo : lo + chunk], run, depth, progress=False)
+        parts.append(extract(batch, names))
+        if progress:
+            log.info("features: %d/%d queries", min(lo + chunk, len(topics)), len(topics))
+    if not parts:
+        batch = build_batch(resources, [], run, depth)
+        return extract(batch, names)
+    return FeatureMatrix(
+        np.concatenate([p.qids for p in parts]), np.concatenate([p.docids for p in parts]),
+        np.concatenate([p.X for p in parts]), list(names), np.concatenate([p.scores for p in parts]),
+        np.concatenate([p.spans for p in parts]),
+    )
+
+
+class LtrReranker(Reranker):
+    """Rerank the top ``depth`` hits of a run with a trained model."""
+
+    def __init__(self, model: TrainedModel, index: SparseIndex | IndexResources, depth: int = 100):
+        model.verify_features()
+        self.model, self.depth = model, depth
+        self.resources = index if isinstance(index, IndexResources) else IndexResources(index)
+        self.name = f"ltr-{model.learner}"
+        self.timing: dict[str, float] = {}
+
+    def rerank(self, topics: list[Topic], run: Run) -> Run:
+        started = time.perf_counter()
+        matrix = extract_matrix(self.resources, topics, run, self.model.featureset.feature_names, self.depth)
+        extracted = time.perf_counter()
+        reranked = matrix.to_run(self.model.score(matrix))
+        scored = time.perf_counter()
+        self.timing = {"features_s": extracted - started, "score_s": scored - extracted, "queries": len(topics)}
+        out: Run = {}
+        for topic in topics:
+            head = reranked.get(topic.qid, [])
+            seen = {h.docid for h in head}
+            tail = [h for h in run.get(topic.qid, []) if h.docid not in seen]
+            floor = min((h.score for h in head), default=0.0)
+            out[topic.qid] = head + [Hit(h.docid, floor - 1.0 - i, h.mention_start, h.mention_end, h.mention_text,
+                                         h.mention_id) for i, h in enumerate(tail)]
+        return out
+
+
+def default_config_dir() -> Path:
+    return Path(__file__).resolve().parent / "configs"
+
+
+def file_digest(path: str | Path | None) -> str | None:
+    if path is None:
+        return None
+    from indexes.lucene import file_sha256
+
+    return file_sha256(path)
+
+
+def load_or_extract(resources: IndexResources, topics: Sequence[Topic], run: Run, names: Sequence[str], depth: int,
+                    cache_dir: str | Path | None, key: dict, progress: bool = False) -> FeatureMatrix:
+    """Extract features, or reuse a cached matrix made from the same inputs with (at least) these features.
+
+    ``key`` names the inputs (index, topics/run/spans checksums); the feature implementations'
+    versions are part of the key through the fingerprint of each feature.
+    """
+    import hashlib
+    import json
+
+    from features.pairs.registry import lookup
+
+    versions = {n: [lookup(n)[1].group, lookup(n)[1].version] for n in names}
+    if cache_dir is not None:
+        ident = hashlib.sha256(json.dumps({**key, "depth": depth, "qids": [t.qid for t in topics]},
+                                          sort_keys=True, default=str).encode()).hexdigest()[:20]
+        path = Path(cache_dir) / f"features-{ident}.npz"
+        if path.is_file():
+            matrix, meta = FeatureMatrix.load(path)
+            cached_versions = meta.get("versions", {})
+            if all(n in matrix.names and cached_versions.get(n) == versions[n] for n in names):
+                log.info("features: reusing %s", path)
+                return matrix.columns(list(names))
+    started = time.perf_counter()
+    matrix = extract_matrix(resources, topics, run, names, depth, progress)
+    seconds = time.perf_counter() - started
+    if cache_dir is not None:
+        matrix.save(path, {"versions": versions, "key": key, "seconds": seconds, "queries": len(topics)})
+    return matrix
