@@ -1,0 +1,393 @@
+"""Search a sharded hybrid index as if it were one index.
+
+:class:`ShardedIndex` is a :class:`~hybrid.retrieval.sparse_index.SparseIndex` whose ``passages`` and
+``mentions`` searchers are :class:`ShardedLuceneSearcher` objects: they answer pyserini's ``search`` /
+``batch_search`` / ``doc`` / ``set_bm25`` by fanning every query batch out to all shards and merging per
+query. The retrievers (:class:`~hybrid.retrieval.sparse.PassageBM25`, ``MultiFieldBM25``) therefore run
+unchanged, in the driver, and return exactly the run of one index over the whole corpus:
+
+* **Scores**: the "dfs" protocol. For a query batch the driver extracts the scoring terms, every shard
+  reports its local document and term frequencies, the driver sums them, and every shard scores with the
+  totals (``io.hybrid.lucene.GlobalStatsSearcher``; collection statistics are summed once at open). Lucene
+  stores length norms per document, so a document's score is bit-identical to the single-index score.
+* **Order**: each shard returns its top k by (score desc, passage id asc) - Anserini's order - and the lists
+  are merged by the same key. Then Anserini's ``ScoreTiesAdjusterReranker`` (round to 1e-4, nudge ties
+  by 1e-6) is applied to the merged list, as pyserini does on one index.
+* **Own-document exclusion, best-mention collapse**: done by the retrievers on the merged list exactly as
+  on one index; sharding by document keeps all passages and mentions of a document in one shard.
+
+Engines: ``local`` keeps all shards in this process and fans a batch out over Java threads (one call
+per batch); ``ray`` gives every shard a Ray actor (its own process and JVM; on a cluster, its own machine)
+and ships queries as text (``io.hybrid.lucene.QueryCodec``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from hybrid.errors import ConfigError
+from hybrid.jvm import JAR_BUILD_COMMAND, start_jvm
+from hybrid.records import Hit, Run, Topic
+from hybrid.retrieval.base import Retriever
+from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
+from hybrid.retrieval.sparse_index import SparseIndex
+from hybrid.scale.ray_engine import Engine, get_engine
+from indexes.lucene import MENTIONS, PASSAGES, parse_mention_doc_id
+from indexes.shards import is_sharded, read_manifest
+
+SEARCHER_CLASS = "io.hybrid.lucene.GlobalStatsSearcher"
+CODEC_CLASS = "io.hybrid.lucene.QueryCodec"
+#: SimpleSearcher's defaults (Anserini ``SearchCollection.Args``), used until ``set_bm25`` is called.
+DEFAULT_BM25 = (0.9, 0.4)
+
+
+def _java(name: str):
+    start_jvm()
+    from jnius import autoclass
+
+    try:
+        return autoclass(name)
+    except Exception as error:  # noqa: BLE001 - jnius raises JavaException / generic errors
+        raise RuntimeError(
+            f"sharded search needs {name} from the project's Java extension (target/hybrid-lucene-*.jar); "
+            f"build it with: {JAR_BUILD_COMMAND}"
+        ) from error
+
+
+def has_global_stats_searcher() -> bool:
+    try:
+        _java(SEARCHER_CLASS)
+    except RuntimeError:
+        return False
+    return True
+
+
+# -- Anserini's tie adjustment, bit for bit -------------------------------------------------------------------
+
+_TIE = np.float32(1e-4)
+_NUDGE = np.float32(1e-6)
+
+
+def _java_round(x: float) -> int:
+    """``Math.round(double)``: the closest integer, ties toward positive infinity (exact, unlike floor(x+0.5))."""
+    floor = math.floor(x)
+    return int(floor) + (1 if x - floor >= 0.5 else 0)
+
+
+def anserini_tie_adjust(scores: Sequence[float]) -> list[float]:
+    """Anserini's ``ScoreTiesAdjusterReranker`` in float32 arithmetic: round each score to 4 decimals, and
+    lower the n-th of a run of scores within 1e-4 of its predecessor by n * 1e-6 (so ties stay ordered)."""
+    out: list[np.float32] = []
+    dup = 0
+    for i, score in enumerate(scores):
+        value = np.float32(_java_round(float(score) * 10000.0) / 10000.0)
+        if i == 0 or np.float32(out[i - 1] - value) > _TIE:
+            dup = 0
+        else:
+            dup += 1
+            value = np.float32(value - np.float32(_NUDGE * np.float32(dup)))
+        out.append(value)
+    return [float(v) for v in out]
+
+
+def merge_top(lists: Sequence[tuple[Sequence[str], Sequence[float]]], k: int) -> tuple[list[str], list[float]]:
+    """Merge lists sorted by (score desc, id asc) into the top ``k`` (str order = Lucene's UTF-8 byte order)."""
+    streams = [zip((-s for s in scores), ids, strict=True) for ids, scores in lists if len(ids)]
+    ids, scores = [], []
+    for neg, docid in heapq.merge(*streams):
+        if len(ids) >= k:
+            break
+        ids.append(docid)
+        scores.append(-neg)
+    return ids, scores
+
+
+# -- one process's shards --------------------------------------------------------------------------------------
+
+
+class ShardGroup:
+    """The shards served by one process: all of them (local engine) or one (a Ray actor).
+
+    Every method takes plain Python values (and, in-process only, Java queries), so the same class runs
+    in-process or as a Ray actor.
+    """
+
+    def __init__(self, shard_dirs: list[str], threads: int = 1):
+        searcher = _java(SEARCHER_CLASS)
+        self.codec = _java(CODEC_CLASS)
+        self.searcher_class = searcher
+        self.threads = max(1, threads)
+        self.shards = {part: [searcher.open(str(Path(d) / part)) for d in shard_dirs] for part in (PASSAGES, MENTIONS)}
+        for part in self.shards:
+            self.set_bm25(part, *DEFAULT_BM25)
+
+    def set_bm25(self, part: str, k1: float, b: float) -> None:
+        for shard in self.shards[part]:
+            shard.setBM25(float(k1), float(b))
+
+    def collection_statistics(self, part: str) -> dict[str, list[int]]:
+        """{field: [maxDoc, docCount, sumTotalTermFreq, sumDocFreq]} summed over this group's shards."""
+        totals: dict[str, list[int]] = {}
+        fields = sorted({f for shard in self.shards[part] for f in shard.fieldNames()})
+        for shard in self.shards[part]:
+            for field in fields:
+                stats = shard.localCollectionStatistics(field)
+                totals[field] = [a + b for a, b in zip(totals.get(field, [0, 0, 0, 0]), stats, strict=True)]
+        return totals
+
+    def set_collection_statistics(self, part: str, totals: dict[str, list[int]]) -> None:
+        for shard in self.shards[part]:
+            for field, (max_doc, doc_count, sum_ttf, sum_df) in totals.items():
+                shard.setCollectionStatistics(field, max_doc, doc_count, sum_ttf, sum_df)
+
+    def term_statistics(self, part: str, fields: list[str], terms: list[str]) -> list[int]:
+        """[docFreq, totalTermFreq] per (field, term), flattened, summed over this group's shards."""
+        total = np.zeros(2 * len(fields), dtype=np.int64)
+        if fields:
+            for shard in self.shards[part]:
+                total += np.asarray(shard.localTermStatistics(fields, terms), dtype=np.int64)
+        return total.tolist()
+
+    def search(self, part: str, queries: list[Any], k: int, fields: list[str], terms: list[str],
+               stats: list[int]) -> list[tuple[list[str], list[float]]]:
+        """Top ``k`` per query over this group's shards, scored with the given collection-wide term statistics.
+
+        ``queries`` are Java ``Query`` objects in-process or ``QueryCodec`` strings from another process.
+        """
+        if not queries:
+            return []
+        if isinstance(queries[0], str):
+            queries = list(self.codec.decodeAll(queries))
+        shards = self.shards[part]
+        if fields:
+            for shard in shards:
+                shard.setTermStatistics(fields, terms, stats)
+        found = self.searcher_class.searchShards(shards, queries, int(k), min(self.threads, len(shards) * len(queries)))
+        return [(list(hits.ids), list(hits.scores)) for hits in found]
+
+    def stored(self, part: str, docid: str, field: str) -> str | None:
+        for shard in self.shards[part]:
+            value = shard.stored(docid, field)
+            if value is not None:
+                return value
+        return None
+
+    def close(self) -> None:
+        for shards in self.shards.values():
+            for shard in shards:
+                shard.close()
+
+
+# -- pyserini's LuceneSearcher, sharded -------------------------------------------------------------------
+
+
+@dataclass
+class ShardHit:
+    """What the retrievers read from a pyserini hit."""
+
+    docid: str
+    score: float
+
+
+class StoredDocument:
+    """What :class:`SparseIndex` reads from a pyserini ``Document``."""
+
+    def __init__(self, docid: str, raw: str | None):
+        self._docid, self._raw = docid, raw
+
+    def docid(self) -> str:
+        return self._docid
+
+    def raw(self) -> str | None:
+        return self._raw
+
+    def contents(self) -> str | None:
+        return None  # not stored by the index build (only ``raw`` is)
+
+
+class ShardedLuceneSearcher:
+    """pyserini's ``LuceneSearcher`` interface over the shards of one part (``passages`` or ``mentions``)."""
+
+    def __init__(self, engine: Engine, groups: list, part: str):
+        self.engine, self.groups, self.part = engine, groups, part
+        self.searcher_class = _java(SEARCHER_CLASS)
+        self.codec = _java(CODEC_CLASS)
+        totals: dict[str, list[int]] = {}
+        for stats in self._all("collection_statistics", part):
+            for field, values in stats.items():
+                totals[field] = [a + b for a, b in zip(totals.get(field, [0, 0, 0, 0]), values, strict=True)]
+        self.collection_statistics = totals
+        self._all("set_collection_statistics", part, totals)
+
+    def _all(self, method: str, *args: Any) -> list:
+        return self.engine.gather([group.call(method, *args) for group in self.groups])
+
+    @cached_property
+    def _bag_of_words(self):
+        from jnius import autoclass
+
+        generator = autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")()
+        analyzer = autoclass("io.anserini.index.IndexCollection").DEFAULT_ANALYZER
+        return lambda text: generator.buildQuery("contents", analyzer, text)
+
+    def set_bm25(self, k1: float = 0.9, b: float = 0.4) -> None:
+        self._all("set_bm25", self.part, float(k1), float(b))
+
+    def search_many(self, queries: Sequence[Any], k: int, adjust_ties: bool = True) -> list[list[ShardHit]]:
+        """Top ``k`` for each query (a string, analysed like ``LuceneSearcher.search``, or a Java ``Query``).
+
+        ``adjust_ties``: apply Anserini's tie adjustment as pyserini does (default); False gives raw Lucene
+        scores, ordered by (score desc, id asc).
+        """
+        if not queries:
+            return []
+        jqueries = [self._bag_of_words(q) if isinstance(q, str) else q for q in queries]
+        pairs: dict[tuple[str, str], None] = {}
+        for query in jqueries:
+            flat = list(self.searcher_class.queryTerms(query))
+            pairs.update(dict.fromkeys(zip(flat[0::2], flat[1::2], strict=True)))
+        fields = [f for f, _ in pairs]
+        terms = [t for _, t in pairs]
+        stats = np.zeros(2 * len(fields), dtype=np.int64)
+        for local in self._all("term_statistics", self.part, fields, terms):
+            stats += np.asarray(local, dtype=np.int64)
+        payload = list(self.codec.encodeAll(jqueries)) if self.engine.parallel else jqueries
+        per_group = self._all("search", self.part, payload, int(k), fields, terms, stats.tolist())
+        out = []
+        for q in range(len(jqueries)):
+            ids, scores = merge_top([found[q] for found in per_group], k)
+            if adjust_ties:
+                scores = anserini_tie_adjust(scores)
+            out.append([ShardHit(docid, score) for docid, score in zip(ids, scores, strict=True)])
+        return out
+
+    def search(self, q: Any, k: int = 10, **_: Any) -> list[ShardHit]:
+        return self.search_many([q], k)[0]
+
+    def batch_search(self, queries: list[str], qids: list[str], k: int = 10, threads: int = 1,
+                     **_: Any) -> dict[str, list[ShardHit]]:
+        return dict(zip(qids, self.search_many(queries, k), strict=True))
+
+    def doc(self, docid: str) -> StoredDocument | None:
+        for raw in self._all("stored", self.part, str(docid), "raw"):
+            if raw is not None:
+                return StoredDocument(str(docid), raw)
+        return None
+
+
+# -- the sharded index -----------------------------------------------------------------------------------------
+
+
+class ShardedIndex(SparseIndex):
+    """A sharded hybrid index (see :mod:`indexes.shards`) behind the :class:`SparseIndex` interface.
+
+    ``SparseIndex.__init__`` is not called: it opens one pair of pyserini searchers, where this opens the
+    shards on ``engine``. Every other method is inherited and reaches the shards through ``passages``
+    and ``mentions``.
+    """
+
+    def __init__(self, path: str | Path, engine: str | Engine = "local", threads: int | None = None):
+        self.path = Path(path)
+        self.metadata = read_manifest(self.path)
+        self.engine = get_engine(engine)
+        dirs = [str((self.path / shard["name"]).resolve()) for shard in self.metadata["shards"]]
+        if self.engine.parallel:
+            self.groups = [self.engine.actor(ShardGroup, [d], 1) for d in dirs]
+        else:
+            self.groups = [self.engine.actor(ShardGroup, dirs, threads or len(dirs))]
+        self.passages = ShardedLuceneSearcher(self.engine, self.groups, PASSAGES)
+        self.mentions = ShardedLuceneSearcher(self.engine, self.groups, MENTIONS)
+        self._passage_cache = lru_cache(maxsize=65536)(self._load_passage)
+        self._doc_passages = lru_cache(maxsize=8192)(self._load_document_passage_ids)
+
+    @property
+    def n_shards(self) -> int:
+        return len(self.metadata["shards"])
+
+    def close(self) -> None:
+        self.engine.gather([group.call("close") for group in self.groups])
+
+
+# -- retrievers whose search does not go through ``index.passages`` / ``index.mentions`` ---------------------
+
+
+def collapse_mentions(hits: Sequence[ShardHit], k: int, fetched: int) -> tuple[bool, list[Hit]]:
+    """Best mention per passage from mention hits sorted by (score desc, mention id asc).
+
+    A passage keeps its first (best-scoring, then smallest-id) mention; passages sort by (score desc, id asc).
+    Returns (complete, top k). The top k is exact unless the list was cut (``len(hits) == fetched``) at a score
+    the k-th passage ties or beats: an unseen mention could then still tie its way in, so fetch more.
+    """
+    best: dict[str, Hit] = {}
+    for hit in hits:
+        passage_id, start, end = parse_mention_doc_id(hit.docid)
+        if passage_id not in best:
+            best[passage_id] = Hit(docid=passage_id, score=hit.score, mention_start=start, mention_end=end,
+                                   mention_id=hit.docid)
+    top = sorted(best.values(), key=lambda h: (-h.score, h.docid))[:k]
+    complete = len(hits) < fetched or (len(top) >= k and top[-1].score > hits[-1].score)
+    return complete, top
+
+
+class ShardedMultiField(Retriever):
+    """:class:`~hybrid.retrieval.sparse.MultiFieldBM25` on a :class:`ShardedIndex`.
+
+    The single-index retriever opens ``<index>/mentions`` itself (a Java collapse searcher), which a sharded
+    index does not have. This one builds the same queries (``base.build_query``), scores all shards'
+    mentions with collection-wide statistics, merges them by (score desc, mention id asc) and collapses to
+    the best mention per passage, fetching more only while a tie at the cut could change the top k - the
+    exact top k of one index, whole topic batches per fan-out.
+    """
+
+    def __init__(self, base: MultiFieldBM25, index: ShardedIndex):
+        self.base, self.index = base, index
+        self.name, self.k = base.name, base.k
+
+    def search(self, topics: list[Topic], k: int) -> Run:
+        base, index = self.base, self.index
+        index.mentions.set_bm25(base.k1, base.b)
+        run: Run = {t.qid: [] for t in topics}
+        pending = []
+        for topic in tqdm(topics, desc=f"{self.name} queries", disable=not base.progress):
+            record = index.query_record(topic)
+            query = base.build_query(topic, record, index.exclude_doc(topic, record))
+            if query is not None:
+                pending.append((topic.qid, query))
+        fetch = k * max(1, base.overfetch)
+        while pending:
+            found = index.mentions.search_many([q for _, q in pending], fetch, adjust_ties=False)
+            again = []
+            for (qid, query), hits in zip(pending, found, strict=True):
+                complete, run[qid] = collapse_mentions(hits, k, fetch)
+                if not complete:
+                    again.append((qid, query))
+            pending, fetch = again, fetch * 4
+        return run
+
+
+def shard_retriever(retriever: Retriever, index: SparseIndex) -> Retriever:
+    """The retriever to run on ``index``: itself on a plain index; on a sharded one, itself when it searches
+    through ``index.passages`` / ``index.mentions`` (PassageBM25), else its sharded counterpart."""
+    if not isinstance(index, ShardedIndex):
+        return retriever
+    if isinstance(retriever, MultiFieldBM25):
+        return ShardedMultiField(retriever, index)
+    if isinstance(retriever, PassageBM25):
+        return retriever
+    raise ConfigError(None, None, f"{retriever.name} cannot search a sharded index yet")
+
+
+def open_index(path: str | Path, engine: str | Engine = "local", threads: int | None = None) -> SparseIndex:
+    """A :class:`ShardedIndex` when ``path`` holds a shard manifest, else a plain :class:`SparseIndex`."""
+    if is_sharded(path):
+        return ShardedIndex(path, engine=engine, threads=threads)
+    return SparseIndex(path)
