@@ -196,6 +196,9 @@ class MultiFieldBM25(Retriever):
             builder.add(kinds.build(), lucene.FILTER)
         if exclude_doc:
             builder.add(lucene.analyzed_term("docref", docref(exclude_doc)), lucene.MUST_NOT)
+        # With a FILTER clause Lucene makes SHOULD clauses optional: require one, or every candidate of
+        # the right kind would match with score 0.
+        builder.setMinimumNumberShouldMatch(1)
         return builder.build() if n_clauses else None
 
     def search_one(self, topic: Topic, k: int) -> list[Hit]:

@@ -108,3 +108,14 @@ def test_eval_cli_by_kind(tiny_index, data_dir, tmp_path, capsys):
     assert lines["event"][1] == "2" and lines["entity"][1] == "1"
     assert float(lines["all"][2]) == pytest.approx(sum(rr.values()) / 3, abs=1e-4)
     assert float(lines["entity"][2]) == pytest.approx(rr["q-en-reid"], abs=1e-4)
+
+
+def test_multifield_returns_only_matching_candidates(sparse_index, data_dir):
+    from hybrid.formats import read_topics
+    from hybrid.retrieval.sparse import MultiFieldBM25
+
+    topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
+    run = MultiFieldBM25(sparse_index, "mention=1").search(topics, 100)
+    # The quake query's mention "earthquake" occurs as a candidate mention in d4:0 and e5:0 (own doc, excluded).
+    assert [h.docid for h in run["q-ev-quake"]] == ["d4:0"]
+    assert all(h.score > 0 for hits in run.values() for h in hits)

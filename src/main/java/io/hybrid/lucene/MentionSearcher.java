@@ -184,6 +184,9 @@ public final class MentionSearcher implements Closeable {
         any.add(new TermQuery(new Term(filterField, t)), BooleanClause.Occur.SHOULD);
       }
       builder.add(any.build(), BooleanClause.Occur.FILTER);
+      // A FILTER clause makes SHOULD clauses optional: require one, or every candidate of the right kind
+      // would match with score 0.
+      builder.setMinimumNumberShouldMatch(1);
     }
     for (String t : Analysis.eachToken(analyzer, exclude)) {
       builder.add(new TermQuery(new Term(excludeField, t)), BooleanClause.Occur.MUST_NOT);

@@ -1,0 +1,164 @@
+"""``python -m hybrid.report``: a static HTML report of a run against qrels.
+
+Example::
+
+    python -m hybrid.report --index idx --topics queries.dev.jsonl --qrels qrels.dev.txt \\
+        --run runs/mf.trec --spans runs/mf.spans.jsonl --baseline runs/bm25.trec --output report.html
+
+Per query: the marked query mention in its context, the top results with the matching (or extracted)
+mention span highlighted and the judgment shown (relevant / not relevant / unjudged), and the query's
+measures. Above them: the run's measures by kind and, with ``--baseline``, a plot of per-query
+AP@100 differences (sorted) and per-kind means. One self-contained file (the plot is embedded), no
+scripts, no external resources: it opens anywhere and archives with the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import json
+import sys
+from pathlib import Path
+
+from hybrid.cli_common import run_cli
+from hybrid.evaluation import per_query
+from hybrid.records import Run, Topic
+
+CSS = """
+body{font-family:DejaVu Sans,Arial,sans-serif;margin:2em;color:#222;max-width:1100px}
+h1{font-size:1.5em} h2{font-size:1.1em;margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0} td,th{padding:.2em .6em;border:1px solid #ddd;font-size:.9em}
+mark.query{background:#ffd54f;font-weight:bold} mark.span{background:#81d4fa}
+.rel{color:#1b5e20;font-weight:bold} .nonrel{color:#b71c1c} .unjudged{color:#777}
+li{margin:.3em 0} .meta{color:#555;font-size:.85em} .kind{font-variant:small-caps}
+"""
+
+
+def highlight(text: str, start: int | None, end: int | None, css: str) -> str:
+    if start is None or end is None or not 0 <= start < end <= len(text):
+        return html.escape(text)
+    return (html.escape(text[:start]) + f'<mark class="{css}">' + html.escape(text[start:end]) + "</mark>"
+            + html.escape(text[end:]))
+
+
+def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int]]:
+    spans = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if row.get("start") is not None:
+                spans[(row["qid"], row["docid"])] = (row["start"], row["end"])
+    return spans
+
+
+def delta_plot(deltas: dict[str, float], groups: dict[str, str]) -> str:
+    """Sorted per-query differences as a bar chart, returned as a data: URI (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    qids = sorted(deltas, key=lambda q: (deltas[q], q))
+    colours = {"event": "#ef6c00", "entity": "#1565c0"}
+    fig, ax = plt.subplots(figsize=(10, 3.2), dpi=90)
+    ax.bar(range(len(qids)), [deltas[q] for q in qids], width=1.0,
+           color=[colours.get(groups.get(q, ""), "#777") for q in qids])
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("queries (sorted by difference; orange = event, blue = entity)")
+    ax.set_ylabel("AP@100 run - baseline")
+    ax.set_xlim(-0.5, len(qids) - 0.5)
+    ax.set_xticks([])
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def render(topics: list[Topic], run: Run, qrels: dict, passage_text, groups: dict[str, str], name: str,
+           spans: dict | None = None, baseline: Run | None = None, depth: int = 10) -> str:
+    measures = ("RR@10", "AP@100", "R@100", "nDCG@10")
+    scores = per_query(qrels, run, measures)
+    judged = [t for t in topics if t.qid in qrels]
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(name)}</title>",
+             f"<style>{CSS}</style></head><body>", f"<h1>Run <code>{html.escape(name)}</code></h1>"]
+    parts.append("<table id='summary'><tr><th>queries</th>" + "".join(f"<th>{m}</th>" for m in measures) + "</tr>")
+    for group in ["all", *sorted({groups.get(t.qid, "unknown") for t in judged})]:
+        qids = [t.qid for t in judged if group == "all" or groups.get(t.qid, "unknown") == group]
+        if not qids:
+            continue
+        cells = "".join(f"<td>{sum(scores[m][q] for q in qids) / len(qids):.3f}</td>" for m in measures)
+        parts.append(f"<tr><td>{html.escape(group)} ({len(qids)})</td>{cells}</tr>")
+    parts.append("</table>")
+    if baseline is not None:
+        base = per_query(qrels, baseline, ("AP@100",))["AP@100"]
+        deltas = {t.qid: scores["AP@100"][t.qid] - base[t.qid] for t in judged}
+        better = sum(d > 1e-9 for d in deltas.values())
+        worse = sum(d < -1e-9 for d in deltas.values())
+        parts.append(f"<h2>Per-query AP@100 against the baseline</h2><p>{better} better, {worse} worse, "
+                     f"{len(deltas) - better - worse} equal.</p>")
+        parts.append(f"<img id='delta-plot' alt='per-query AP@100 differences' src='{delta_plot(deltas, groups)}'>")
+    for topic in topics:
+        rel = qrels.get(topic.qid, {})
+        kind = groups.get(topic.qid, "")
+        measures_text = ", ".join(f"{m} {scores[m][topic.qid]:.3f}" for m in measures) if topic.qid in qrels else (
+            "not judged")
+        parts.append(f"<section class='query' id='q-{html.escape(topic.qid)}'><h2>{html.escape(topic.qid)} "
+                     f"<span class='kind'>{html.escape(kind)}</span></h2>")
+        parts.append(f"<p>{highlight(topic.text, topic.start, topic.end, 'query')}</p>")
+        parts.append(f"<p class='meta'>{measures_text}; {sum(1 for v in rel.values() if v > 0)} relevant</p><ol>")
+        for hit in run.get(topic.qid, [])[:depth]:
+            text = passage_text(hit.docid) or ""
+            start, end = hit.mention_start, hit.mention_end
+            if spans and (topic.qid, hit.docid) in spans:
+                start, end = spans[(topic.qid, hit.docid)]
+            if hit.docid not in rel:
+                judgment, css = "unjudged", "unjudged"
+            elif rel[hit.docid] > 0:
+                judgment, css = "relevant", "rel"
+            else:
+                judgment, css = "not relevant", "nonrel"
+            parts.append(f"<li><span class='{css}'>[{judgment}]</span> <code>{html.escape(hit.docid)}</code> "
+                         f"<span class='meta'>{hit.score:.3f}</span><br>{highlight(text, start, end, 'span')}</li>")
+        parts.append("</ol></section>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m hybrid.report", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p.add_argument("--run", required=True)
+    p.add_argument("--qrels", required=True)
+    p.add_argument("--topics", required=True)
+    p.add_argument("--index", required=True, help="hybrid index (passage texts)")
+    p.add_argument("--spans", help="spans JSONL from hybrid.search --spans or the reader")
+    p.add_argument("--baseline", help="baseline run for the per-query delta plot")
+    p.add_argument("--depth", type=int, default=10, help="results shown per query")
+    p.add_argument("--output", required=True)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from hybrid.atomic import atomic_write
+    from hybrid.formats import read_qrels, read_run, read_topics
+    from hybrid.retrieval.sparse_index import SparseIndex
+
+    index = SparseIndex(args.index)
+    topics = read_topics(args.topics, resolve=index.passage_text)
+    run = read_run(args.run)
+    spans = read_spans(args.spans) if args.spans else None
+    groups = {t.qid: (t.kind or index.query_record(t).kind or "unknown") for t in topics}
+    page = render(topics, run, read_qrels(args.qrels), index.passage_text, groups, Path(args.run).name, spans,
+                  read_run(args.baseline) if args.baseline else None, args.depth)
+    with atomic_write(args.output) as out:
+        out.write(page)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
