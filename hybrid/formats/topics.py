@@ -93,6 +93,8 @@ def parse_marked(marked: str, path: str | Path | None = None, line: int | None =
         after = inside[lead + len(inside_stripped) :] + after
         inside = inside_stripped
     text = before + inside + after
+    if OPEN in text or CLOSE in text:  # e.g. "<<m>m>": removing the marker leaves another one
+        raise InputError(path, line, "removing the markers leaves another <m> or </m> in the text")
     start = len(before)
     return text, start, start + len(inside)
 

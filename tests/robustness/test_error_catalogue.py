@@ -113,6 +113,8 @@ CASES = [
          "marked mentions; a query marks exactly one"),
     Case("unbalanced", "topics", "t.tsv", "q1\t<m> Tara </m> met </m>\n", 1, "expected exactly one <m> and one </m>"),
     Case("reversed", "topics", "t.tsv", "q1\t</m> Tara <m> met\n", 1, "</m> comes before <m>"),
+    Case("marker left behind", "topics", "t.tsv", "q1\tTara <<m>m> met </m>\n", 1,
+         "removing the markers leaves another <m> or </m> in the text"),
     Case("empty mention", "topics", "t.tsv", "q1\tTara <m>   </m> met\n", 1, "empty mention between <m> and </m>"),
     Case("carriage return", "topics", "t.tsv", "q1\tTara\rReid <m> met </m>\n", 1, "contains a carriage return"),
     Case("control character", "topics", "t.tsv", "q1\tTara\x0bReid <m> met </m>\n", 1,
