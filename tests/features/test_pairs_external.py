@@ -1,0 +1,52 @@
+"""External feature groups over the tiny index: the Java per-field extractor and BM25F run scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from features.pairs import registry
+from features.pairs.batch import build_batch
+from features.pairs.resources import IndexResources
+from hybrid.formats.topics import read_topics
+
+needs_jar = pytest.mark.skipif(registry.provider("sparse_fields").available() is not None,
+                               reason="the project's jar is not built")
+
+
+@pytest.fixture(scope="module")
+def batch(sparse_index, data_dir):
+    from hybrid.retrieval.sparse import MultiFieldBM25
+
+    topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
+    run = MultiFieldBM25(sparse_index).search(topics, 10)
+    return build_batch(IndexResources(sparse_index), topics, run, depth=10)
+
+
+def test_unavailable_providers_explain_themselves(monkeypatch):
+    from features.pairs import external
+
+    provider = external.SparseFieldsProvider()
+    monkeypatch.setattr("hybrid.jvm.project_jar", lambda: None)
+    assert "jar is not built" in provider.available()
+
+
+@needs_jar
+def test_sparse_fields_score_the_candidate_mention(batch):
+    provider = registry.provider("sparse_fields")
+    names = ["mention:mention:bm25", "mention:mention:coverage", "context:context:bm25", "chain:coref:matched"]
+    values = provider.compute(batch, names)
+    assert values.shape == (len(batch), 4) and np.isfinite(values).all()
+    for row, pair in enumerate(batch.pairs):
+        if pair.query.record.mention.lower() == pair.candidate.mention.lower():
+            assert values[row, 0] > 0 and values[row, 1] == pytest.approx(1.0)
+
+
+@needs_jar
+def test_bm25f_run_scores(batch):
+    provider = registry.provider("bm25f")
+    values = provider.compute(batch, ["bm25f_found", "bm25f_rr", "bm25f_score"])
+    assert values.shape == (len(batch), 3)
+    assert set(np.unique(values[:, 0])) <= {0.0, 1.0} and values[:, 0].sum() > 0
+    assert ((values[:, 1] > 0) == (values[:, 0] > 0)).all()
+    assert (values[:, 2] >= 0).all()
