@@ -43,6 +43,7 @@ def _add_train(sub) -> None:
     p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the GPU when present)")
     p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
     p.add_argument("--stop-after", type=int, help="stop after N steps of this call (resumable)")
+    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--quiet", action="store_true")
     defaults = TrainConfig()
     for f in fields(TrainConfig):
@@ -63,7 +64,10 @@ def _add_rerank(sub) -> None:
     p.add_argument("--output", required=True, help="reranked TREC run")
     p.add_argument("--spans", help="JSONL of extracted spans (qid, docid, rank, start, end, text, score)")
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--span-source", choices=("predicted", "mentions"), default="predicted",
+                   help="score only the predicted span (CoreSearch), or also every indexed mention of the passage")
     p.add_argument("--device", help="cpu, cuda ... (default: the GPU when present)")
+    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--tag", default="reader")
     p.add_argument("--qrels", help="evaluate before/after against these qrels")
     p.add_argument("--quiet", action="store_true")
@@ -133,6 +137,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.lucene import versions
     from ltr.reader.infer import rerank_run, write_spans
+    from ltr.reader.stage import index_mention_spans
     from ltr.reader.store import load_reader
 
     if args.rerank_depth < 1 or args.batch_size < 1:
@@ -147,7 +152,8 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     reader = load_reader(args.model, device=args.device)
     started = time.time()
     reranked = rerank_run(reader, topics, run, index.passage_text, depth=args.rerank_depth,
-                          batch_size=args.batch_size, progress=not args.quiet)
+                          batch_size=args.batch_size, progress=not args.quiet,
+                          span_candidates=index_mention_spans(index) if args.span_source == "mentions" else None)
     elapsed = time.time() - started
     write_run(reranked, args.output, tag=args.tag)
     if args.spans:
@@ -190,6 +196,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if getattr(args, "threads", None):
+        import torch
+
+        torch.set_num_threads(args.threads)
     return {"train": cmd_train, "rerank": cmd_rerank, "evaluate-spans": cmd_evaluate}[args.command](args)
 
 

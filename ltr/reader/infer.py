@@ -15,7 +15,6 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -25,7 +24,8 @@ from hybrid.atomic import atomic_write
 from hybrid.errors import InputError
 from hybrid.formats.runs import SCORE_DECIMALS, sorted_hits
 from hybrid.records import Hit, Run, Topic
-from ltr.reader.encoding import collate, encode_pairs
+from ltr.reader.decoding import masked_log_softmax
+from ltr.reader.encoding import collate, encode_pairs, token_span
 from ltr.reader.store import Reader
 
 
@@ -36,19 +36,47 @@ class Span:
     text: str
 
 
-class PairScores(NamedTuple):
-    scores: np.ndarray  # (n,) float32 reader score s(m_j, m_i)
-    span_confidences: np.ndarray  # (n,) float32 in [0, 1]
-    spans: list[Span | None]  # None: the passage had no token to extract from
+@dataclass
+class PairScores:
+    """Per pair: reader score s(m_j, m_i), span confidence in [0, 1], extracted span (None: nothing to extract).
+
+    Iterates as ``(scores, span_confidences, spans)``. ``predicted_scores`` is the score at the best
+    predicted span alone (equal to ``scores`` unless candidate spans were given).
+    """
+
+    scores: np.ndarray
+    span_confidences: np.ndarray
+    spans: list[Span | None]
+    predicted_scores: np.ndarray
+
+    def __iter__(self):
+        return iter((self.scores, self.span_confidences, self.spans))
+
+
+def _candidate_positions(window, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Token positions (start, end) of the candidate char spans lying wholly inside the window."""
+    out = []
+    for start, end in spans:
+        found = token_span(window.offsets, start, end)
+        if found is not None:
+            out.append((window.passage_positions[found[0]], window.passage_positions[found[1]]))
+    return out
 
 
 def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str], batch_size: int = 64,
-                chunk_pairs: int = 2048, progress: bool = False) -> PairScores:
-    """Score pairs (topics[i], passages[i]) - passages are texts. Deterministic; the model is put in eval mode."""
-    if len(topics) != len(passages):
-        raise ValueError("topics and passages must have the same length")
+                chunk_pairs: int = 2048, progress: bool = False,
+                candidates: Sequence[Sequence[tuple[int, int]]] | None = None) -> PairScores:
+    """Score pairs (topics[i], passages[i]) - passages are texts. Deterministic; the model is put in eval mode.
+
+    ``candidates[i]``: char spans of known mentions in passages[i] (e.g. the index's mention records).
+    When given, a pair's score is the best s(m_j, m_i) over those spans and the predicted span
+    (Lee et al.'s scorer applied to every candidate mention, not only to the span heads' choice).
+    """
+    if len(topics) != len(passages) or (candidates is not None and len(candidates) != len(passages)):
+        raise ValueError("topics, passages (and candidates) must have the same length")
     n = len(topics)
     scores = np.full(n, -np.inf, dtype=np.float32)
+    predicted = np.full(n, -np.inf, dtype=np.float32)
     confidences = np.zeros(n, dtype=np.float32)
     spans: list[Span | None] = [None] * n
     reader.model.eval()
@@ -63,28 +91,56 @@ def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str]
             batch = {k: v.to(device) for k, v in collate(chunk, reader.tokenizer.pad_token_id).items()}
             batch.pop("gold_start"), batch.pop("gold_end")
             with torch.inference_mode():
-                out = reader.model(**batch)
-            score = out.score.float().cpu().numpy()
-            start, end = out.span_start.cpu().tolist(), out.span_end.cpu().tolist()
-            confidence = out.decoded.confidence.cpu().numpy()
+                out = reader.model(**batch, return_hidden=candidates is not None)
+                options = _span_options(reader, chunk, batch, out, lo, candidates)
             for k, window in enumerate(chunk):
                 pair = lo + window.pair
-                if score[k] <= scores[pair]:
+                predicted[pair] = max(predicted[pair], options[k][0][0])
+                best_score, s, e, confidence = max(options[k], key=lambda o: o[0])
+                if best_score <= scores[pair]:
                     continue
-                scores[pair] = score[k]
-                confidences[pair] = confidence[k]
-                if start[k] >= 0:
-                    a, z = window.char_span(start[k], end[k])
+                scores[pair], confidences[pair] = best_score, confidence
+                if s >= 0:
+                    a, z = window.char_span(s, e)
                     spans[pair] = Span(a, z, passages[pair][a:z])
                 else:
                     spans[pair] = None
         bar.update(hi - lo)
     bar.close()
-    return PairScores(scores=scores, span_confidences=confidences, spans=spans)
+    return PairScores(scores=scores, span_confidences=confidences, spans=spans, predicted_scores=predicted)
+
+
+def _span_options(reader: Reader, chunk, batch, out, lo: int, candidates) -> list[list[tuple[float, int, int, float]]]:
+    """Per window: (score, start, end, confidence) of the predicted span first, then of each candidate span."""
+    score = out.score.float().cpu().tolist()
+    start, end = out.span_start.cpu().tolist(), out.span_end.cpu().tolist()
+    confidence = out.decoded.confidence.cpu().tolist()
+    options = [[(score[k], start[k], end[k], confidence[k])] for k in range(len(chunk))]
+    if candidates is None:
+        return options
+    rows, starts, ends = [], [], []
+    for k, window in enumerate(chunk):
+        for s, e in _candidate_positions(window, candidates[lo + window.pair]):
+            rows.append(k)
+            starts.append(s)
+            ends.append(e)
+    if not rows:
+        return options
+    device = out.hidden.device
+    rows_t, starts_t, ends_t = (torch.tensor(x, device=device) for x in (rows, starts, ends))
+    cand_scores = reader.model.pair_score(out.hidden[rows_t], batch["query_open"][rows_t],
+                                          batch["query_close"][rows_t], starts_t, ends_t).float().cpu().tolist()
+    start_lp = masked_log_softmax(out.start_logits, batch["passage_mask"])
+    end_lp = masked_log_softmax(out.end_logits, batch["passage_mask"])
+    cand_conf = (start_lp[rows_t, starts_t] + end_lp[rows_t, ends_t]).exp().float().cpu().tolist()
+    for r, s, e, sc, cf in zip(rows, starts, ends, cand_scores, cand_conf, strict=True):
+        options[r].append((sc, s, e, cf))
+    return options
 
 
 def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: Callable[[str], str | None],
-               depth: int = 50, batch_size: int = 64, progress: bool = False) -> Run:
+               depth: int = 50, batch_size: int = 64, progress: bool = False,
+               span_candidates: Callable[[Topic, str], list[tuple[int, int]]] | None = None) -> Run:
     """Rerank each topic's top ``depth`` hits by reader score; deeper hits follow in their old order.
 
     Reranked hits carry the extracted span (``mention_start/end/text``) and, in ``extra``,
@@ -92,7 +148,7 @@ def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: 
     """
     if depth < 1:
         raise InputError(None, None, f"rerank depth must be >= 1, got {depth}")
-    pair_topics, pair_texts, owners = [], [], []
+    pair_topics, pair_texts, owners, pair_candidates = [], [], [], []
     for topic in topics:
         for rank, hit in enumerate(sorted_hits(run.get(topic.qid, []))[:depth], start=1):
             text = passage_text(hit.docid)
@@ -101,15 +157,19 @@ def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: 
             pair_topics.append(topic)
             pair_texts.append(text)
             owners.append((topic.qid, rank, hit))
-    result = score_pairs(reader, pair_topics, pair_texts, batch_size=batch_size, progress=progress)
+            if span_candidates is not None:
+                pair_candidates.append(span_candidates(topic, hit.docid))
+    result = score_pairs(reader, pair_topics, pair_texts, batch_size=batch_size, progress=progress,
+                         candidates=pair_candidates if span_candidates is not None else None)
     out: Run = {}
-    for (qid, rank, hit), score, confidence, span in zip(owners, result.scores, result.span_confidences,
-                                                         result.spans, strict=True):
+    for (qid, rank, hit), score, confidence, span, alone in zip(owners, result.scores, result.span_confidences,
+                                                                result.spans, result.predicted_scores, strict=True):
         out.setdefault(qid, []).append(Hit(
             docid=hit.docid, score=float(score),
             mention_start=span.start if span else None, mention_end=span.end if span else None,
             mention_text=span.text if span else None,
             extra={"reader_score": float(score), "span_confidence": float(confidence),
+                   "predicted_span_score": float(alone),
                    "first_stage_score": hit.score, "first_stage_rank": rank},
         ))
     for topic in topics:

@@ -42,6 +42,7 @@ class ReaderOutput:
     span_end: torch.Tensor
     score: torch.Tensor  # (n,) s(m_j, m_i)
     decoded: DecodedSpans | None  # best valid predicted spans (None when every window had a gold span)
+    hidden: torch.Tensor | None = None  # (n, T, h) last hidden states, when asked for
 
 
 def gather_positions(hidden: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
@@ -70,19 +71,25 @@ class ReaderModel(nn.Module):
         g_j = torch.cat([gather_positions(hidden, span_start), gather_positions(hidden, span_end)], dim=-1)
         return self.mention_scorer(g_j) + self.pair_scorer(torch.cat([g_i, g_j, g_i * g_j], dim=-1))
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, passage_mask: torch.Tensor,
-                query_open: torch.Tensor, query_close: torch.Tensor, token_type_ids: torch.Tensor | None = None,
-                gold_start: torch.Tensor | None = None, gold_end: torch.Tensor | None = None) -> ReaderOutput:
-        """Score windows. Where ``gold_start >= 0`` g_j uses the gold span, elsewhere the decoded one.
-
-        A window without any valid span (no passage token) scores g_j at position 0 ([CLS]).
-        """
+    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+               token_type_ids: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Hidden states and the start/end logits (eqs. 3-4 before the softmax)."""
         kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             kwargs["token_type_ids"] = token_type_ids
         hidden = self.encoder(**kwargs).last_hidden_state
         logits = self.span_head(hidden)
-        start_logits, end_logits = logits[..., 0], logits[..., 1]
+        return hidden, logits[..., 0], logits[..., 1]
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, passage_mask: torch.Tensor,
+                query_open: torch.Tensor, query_close: torch.Tensor, token_type_ids: torch.Tensor | None = None,
+                gold_start: torch.Tensor | None = None, gold_end: torch.Tensor | None = None,
+                return_hidden: bool = False) -> ReaderOutput:
+        """Score windows. Where ``gold_start >= 0`` g_j uses the gold span, elsewhere the decoded one.
+
+        A window without any valid span (no passage token) scores g_j at position 0 ([CLS]).
+        """
+        hidden, start_logits, end_logits = self.encode(input_ids, attention_mask, token_type_ids)
         use_gold = gold_start >= 0 if gold_start is not None else torch.zeros_like(query_open, dtype=torch.bool)
         decoded = None
         if not bool(use_gold.all()):
@@ -97,4 +104,4 @@ class ReaderModel(nn.Module):
             span_end = torch.where(use_gold, gold_end, decoded.end)
         score = self.pair_score(hidden, query_open, query_close, span_start, span_end)
         return ReaderOutput(start_logits=start_logits, end_logits=end_logits, span_start=span_start,
-                            span_end=span_end, score=score, decoded=decoded)
+                            span_end=span_end, score=score, decoded=decoded, hidden=hidden if return_hidden else None)

@@ -10,21 +10,39 @@ from hybrid.retrieval.base import Reranker
 from ltr.reader.infer import rerank_run
 from ltr.reader.store import Reader, load_reader
 
+SPAN_SOURCES = ("predicted", "mentions")
+
+
+def index_mention_spans(index, same_kind: bool = True) -> Callable[[Topic, str], list[tuple[int, int]]]:
+    """Candidate spans of a passage: the mentions the index holds for it (gold where annotated, else
+    detected), restricted to the query's kind when it is known (unknown-kind mentions are kept)."""
+
+    def spans(topic: Topic, passage_id: str) -> list[tuple[int, int]]:
+        return [(m.start, m.end) for m in index.mention_records(passage_id)
+                if not same_kind or not topic.kind or not m.kind or m.kind == topic.kind]
+
+    return spans
+
 
 class ReaderReranker(Reranker):
     """Reranks the top ``depth`` hits of the incoming run with the neural coreference reader.
 
     ``passages`` is a :class:`~hybrid.retrieval.sparse_index.SparseIndex` (or any callable
-    passage id -> text), used only to fetch candidate texts.
+    passage id -> text). ``span_source="mentions"`` (needs a SparseIndex) also scores every
+    indexed mention of the candidate with the pair scorer and keeps the best; ``"predicted"``
+    scores only the span heads' best valid span (CoreSearch's inference).
     """
 
     def __init__(self, reader: Reader | str | Path, passages, depth: int = 50, batch_size: int = 64,
-                 device: str | None = None, progress: bool = False):
+                 device: str | None = None, progress: bool = False, span_source: str = "predicted"):
+        if span_source not in SPAN_SOURCES:
+            raise ValueError(f"span_source must be one of {SPAN_SOURCES}, got {span_source!r}")
         self.reader = reader if isinstance(reader, Reader) else load_reader(reader, device=device)
         self.passage_text: Callable[[str], str | None] = getattr(passages, "passage_text", passages)
+        self.span_candidates = index_mention_spans(passages) if span_source == "mentions" else None
         self.depth, self.batch_size, self.progress = depth, batch_size, progress
-        self.name = f"reader@{depth}"
+        self.name = f"reader@{depth}" + ("+mentions" if self.span_candidates else "")
 
     def rerank(self, topics: list[Topic], run: Run) -> Run:
         return rerank_run(self.reader, topics, run, self.passage_text, depth=self.depth, batch_size=self.batch_size,
-                          progress=self.progress)
+                          progress=self.progress, span_candidates=self.span_candidates)

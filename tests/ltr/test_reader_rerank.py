@@ -131,3 +131,30 @@ def test_evaluate_spans_against_cluster_gold(tiny_corpus, tmp_path, capsys):
     assert reader_cli(["evaluate-spans", "--spans", str(tmp_path / "s.jsonl"), "--corpus", str(corpus),
                        "--queries", str(queries), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["all"]["#pairs"] == 3
+
+
+def test_candidate_mentions_are_scored_and_can_win(reader_dir, topics, sparse_index):
+    from ltr.reader.stage import index_mention_spans
+    from ltr.reader.store import load_reader
+
+    reader = load_reader(reader_dir)
+    ids = ["b2:0", "c3:0", "a1:1"]
+    texts = [sparse_index.passage_text(p) for p in ids]
+    spans_of = index_mention_spans(sparse_index)
+    candidates = [spans_of(topics[0], p) for p in ids]
+    assert all(candidates) and all(m.kind in (None, "event") for m in sparse_index.mention_records("b2:0")
+                                   if (m.start, m.end) in candidates[0])
+    plain = score_pairs(reader, [topics[0]] * 3, texts)
+    with_mentions = score_pairs(reader, [topics[0]] * 3, texts, candidates=candidates)
+    assert (with_mentions.scores >= with_mentions.predicted_scores - 1e-6).all()
+    assert abs(with_mentions.predicted_scores - plain.scores).max() < 1e-5
+    for k, span in enumerate(with_mentions.spans):
+        if with_mentions.scores[k] > plain.scores[k] + 1e-6:  # a candidate won: its span is reported
+            assert (span.start, span.end) in candidates[k]
+    # Candidates that are the predicted spans themselves change nothing.
+    same = score_pairs(reader, [topics[0]] * 3, texts, candidates=[[(s.start, s.end)] for s in plain.spans])
+    assert abs(same.scores - plain.scores).max() < 1e-5
+    stage = ReaderReranker(reader, sparse_index, depth=3, span_source="mentions")
+    run = stage(topics, PassageBM25(sparse_index, k=5)(topics))
+    assert all(h.extra["reader_score"] >= h.extra["predicted_span_score"] - 1e-6 for hs in run.values()
+               for h in hs[:3] if "reader_score" in h.extra)
