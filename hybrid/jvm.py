@@ -16,6 +16,8 @@ import re
 from pathlib import Path
 
 MIN_JAVA = 21
+#: Lucene's limit on clauses per query, raised from 1,024 (see start_jvm).
+MAX_CLAUSES = 1 << 16
 #: JVM options that the bundled runtime cannot satisfy; removed before the VM starts.
 DROPPED_OPTIONS = ("--add-modules=jdk.incubator.vector",)
 #: Where `mvn package` leaves the project's own jar (see pom.xml).
@@ -116,6 +118,10 @@ def start_jvm(extra_options: tuple[str, ...] = ()) -> None:
     options.extend(extra_options)
     jnius_config.set_options(*options)
     import jnius  # noqa: F401  (importing jnius creates the VM)
+
+    # A long query passage analyses to more terms than Lucene's default 1,024 clauses (TooManyClauses);
+    # topics are clipped to MAX_QUERY_CHARS (hybrid.formats.topics), which stays far below this.
+    jnius.autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(MAX_CLAUSES)
 
 
 def has_project_jar() -> bool:

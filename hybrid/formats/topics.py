@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from hybrid.errors import InputError
@@ -23,6 +24,7 @@ from hybrid.formats.lines import (
     check_keys,
     control_character,
     iter_lines,
+    log,
     optional,
     parse_json_object,
     require,
@@ -30,6 +32,8 @@ from hybrid.formats.lines import (
 from hybrid.records import KINDS, Topic
 
 OPEN, CLOSE = "<m>", "</m>"
+#: Longer query texts are clipped to a window around the mention (warned, see :func:`clip_topic`).
+MAX_QUERY_CHARS = 5000
 TOPIC_KEYS = {"qid", "text", "doc_id", "passage_id", "start", "end", "kind", "tag", "mention", "examples"}
 #: Things that look like a marker but are not one (``<M>``, ``< m >``, ``<m/>``, ``<\\m>``).
 _NEAR_MARKER = re.compile(r"<\s*[/\\]?\s*[mM]\s*/?\s*>")
@@ -174,6 +178,30 @@ def _parse_jsonl(path: Path, number: int, line: str, resolve: Callable[[str], st
     )
 
 
+def clip_topic(topic: Topic, max_chars: int) -> Topic:
+    """Keep at most ``max_chars`` characters of context around the mention, cut at word boundaries.
+
+    Query texts feed Lucene queries (one clause per distinct term) and encoders (512 word pieces), so
+    an unbounded query-by-example passage would cost unbounded time and memory; the context nearest
+    the mention is what matters. Offsets are shifted to the clipped text.
+    """
+    text, start, end = topic.text, topic.start, topic.end
+    if len(text) <= max_chars:
+        return topic
+    budget = max_chars - (end - start)
+    left = min(start, budget // 2)
+    right = min(len(text) - end, budget - left)
+    left = min(start, budget - right)
+    lo, hi = start - left, end + right
+    if lo > 0 and not text[lo - 1].isspace():  # drop the word cut in half
+        space = text.find(" ", lo, start)
+        lo = space + 1 if space != -1 else start
+    if hi < len(text) and not text[hi].isspace():
+        space = text.rfind(" ", end, hi)
+        hi = space if space != -1 else end
+    return replace(topic, text=text[lo:hi], start=start - lo, end=end - lo)
+
+
 def topics_format(path: Path, first_line: str) -> str:
     """``jsonl`` or ``tsv``, decided once per file: by extension, else by the first line."""
     if path.suffix in (".jsonl", ".json"):
@@ -187,11 +215,13 @@ def read_topics(
     path: str | Path,
     resolve: Callable[[str], str | None] | None = None,
     skip_bad: SkipReport | None = None,
+    max_chars: int | None = MAX_QUERY_CHARS,
 ) -> list[Topic]:
     """Read TSV or JSONL topics (by extension ``.jsonl``/``.json``/``.tsv``, else a leading ``{``).
 
     Duplicate query ids are errors. With ``skip_bad`` every bad line (unreadable ones included) is
-    collected there and skipped; an empty result is still an error.
+    collected there and skipped; an empty result is still an error. Query texts longer than
+    ``max_chars`` are clipped around the mention (:func:`clip_topic`) with a warning naming the line.
     """
     path = Path(path)
     topics: list[Topic] = []
@@ -203,6 +233,8 @@ def read_topics(
             topic = _parse_jsonl(path, number, line, resolve) if fmt == "jsonl" else _parse_tsv(path, number, line)
             if topic.qid in seen:
                 raise InputError(path, number, f"duplicate query id {topic.qid!r} (first on line {seen[topic.qid]})")
+            if max_chars is not None:
+                topic = _clip(path, number, topic, max_chars, skip_bad)
         except InputError as error:
             if skip_bad is None:
                 raise
@@ -214,6 +246,23 @@ def read_topics(
         skipped = f" ({len(skip_bad)} bad line(s) skipped)" if skip_bad else ""
         raise InputError(path, None, f"no topics found{skipped}")
     return topics
+
+
+def _clip(path: Path, number: int, topic: Topic, max_chars: int, report: SkipReport | None) -> Topic:
+    for t in (topic, *topic.examples):
+        if t.end - t.start > max_chars:
+            raise InputError(path, number, f"the marked mention has {t.end - t.start} characters (limit {max_chars})")
+    clipped = clip_topic(topic, max_chars)
+    if topic.examples:
+        clipped.examples = [clip_topic(e, max_chars) for e in topic.examples]
+    changed = [t for t, c in zip([topic, *topic.examples], [clipped, *clipped.examples], strict=True) if c is not t]
+    if changed:
+        message = (f"{path}:{number}: query {topic.qid!r} has {len(changed[0].text)} characters of text; clipped to "
+                   f"{max_chars} around the mention")
+        log.warning(message)
+        if report is not None:
+            report.warn(message)
+    return clipped
 
 
 def write_topics_tsv(topics: list[Topic], path: str | Path) -> None:

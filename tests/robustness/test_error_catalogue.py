@@ -119,6 +119,8 @@ CASES = [
     Case("carriage return", "topics", "t.tsv", "q1\tTara\rReid <m> met </m>\n", 1, "contains a carriage return"),
     Case("control character", "topics", "t.tsv", "q1\tTara\x0bReid <m> met </m>\n", 1,
          "contains the control character U+000B"),
+    Case("mention too long", "topics", "t.tsv", "q1\ta <m> " + "x" * 5001 + " </m>\n", 1,
+         "the marked mention has 5001 characters (limit 5000)"),
     Case("duplicate qid", "topics", "t.tsv", "q1\ta <m> b </m>\nq1\tc <m> d </m>\n", 2,
          "duplicate query id 'q1' (first on line 1)"),
     Case("no topics", "topics", "t.tsv", "\n\n", None, "no topics found"),

@@ -23,7 +23,7 @@ from hybrid.errors import InputError
 from hybrid.formats.corpus import read_corpus
 from hybrid.formats.qrels import read_qrels
 from hybrid.formats.runs import read_run, sorted_hits, write_run
-from hybrid.formats.topics import CLOSE, OPEN, parse_marked, read_topics
+from hybrid.formats.topics import CLOSE, OPEN, clip_topic, parse_marked, read_topics
 from hybrid.records import Hit, Topic
 
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=200,
@@ -180,3 +180,19 @@ def test_run_round_trip(raw):
     for qid, hits in expected.items():
         assert [h.docid for h in back[qid]] == [h.docid for h in hits]
         assert all(math.isclose(a.score, b.score, abs_tol=1e-6) for a, b in zip(back[qid], hits, strict=True))
+
+
+@SETTINGS
+@given(st.lists(st.text(alphabet="abcdé<>", min_size=1, max_size=9), min_size=1, max_size=60), st.data())
+def test_clipping_keeps_the_mention_whole_words_and_the_limit(words, data):
+    text = " ".join(words)
+    i = data.draw(st.integers(0, len(words) - 1))
+    start = len(" ".join(words[:i])) + (1 if i else 0)
+    end = start + len(words[i])
+    limit = data.draw(st.integers(end - start, len(text) + 5))
+    clipped = clip_topic(Topic(qid="q", text=text, start=start, end=end), limit)
+    lo = start - clipped.start
+    hi = lo + len(clipped.text)
+    assert clipped.mention == words[i] and len(clipped.text) <= limit and text[lo:hi] == clipped.text
+    assert (lo == 0 or text[lo - 1] == " ") and (hi == len(text) or text[hi] == " ")
+    assert clipped.text == text if len(text) <= limit else len(clipped.text) < len(text)
