@@ -159,4 +159,4 @@ def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
 
     weights = system.get("weights", DEFAULT_CLAUSES)
     return MultiFieldBM25(context.index, weights, same_kind=system.get("same_kind", True), k1=system.get("k1", 0.9),
-                          b=system.get("b", 0.4), k=context.hits)
+                          b=system.get("b", 0.4), k=context.hits, threads=context.threads)

@@ -48,7 +48,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hits", type=int, default=100, help="passages per query")
     p.add_argument("--k1", type=float, default=0.9)
     p.add_argument("--b", type=float, default=0.4)
-    p.add_argument("--threads", type=int, default=1, help="search threads (bm25)")
+    p.add_argument("--threads", type=int, default=1, help="search threads")
+    p.add_argument("--batch-size", type=int, default=256, help="topics handed to the Java searcher at once")
     p.add_argument("--tag", help="run tag (default: the model name)")
     p.add_argument("--spans", help="also write a JSONL of the best mention span per hit")
     p.add_argument("--qrels", help="evaluate the run against these qrels after writing it")
@@ -63,7 +64,7 @@ def build_retriever(args: argparse.Namespace, index):
     if args.model == "bm25":
         return PassageBM25(index, args.query, k1=args.k1, b=args.b, threads=args.threads, k=args.hits)
     return MultiFieldBM25(index, args.weights, same_kind=not args.any_kind, k1=args.k1, b=args.b, k=args.hits,
-                          progress=not args.quiet)
+                          progress=not args.quiet, threads=args.threads, batch_size=args.batch_size)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -163,8 +163,10 @@ class MultiFieldBM25(Retriever):
     """Weighted sum of per-field BM25 over mention documents; best mention per passage wins."""
 
     def __init__(self, index: SparseIndex, clauses: list[Clause] | str = DEFAULT_CLAUSES, same_kind: bool = True,
-                 k1: float = 0.9, b: float = 0.4, overfetch: int = 4, k: int = 100, progress: bool = False):
+                 k1: float = 0.9, b: float = 0.4, overfetch: int = 4, k: int = 100, progress: bool = False,
+                 threads: int = 1, batch_size: int = 256):
         self.index = index
+        self.threads, self.batch_size = threads, batch_size
         self.clauses = parse_clauses(clauses) if isinstance(clauses, str) else list(clauses)
         self.same_kind, self.overfetch, self.k, self.progress = same_kind, overfetch, k, progress
         self.k1, self.b = k1, b
@@ -263,9 +265,9 @@ class MultiFieldBM25(Retriever):
         searcher = MentionSearch.open(self.index.path / MENTIONS)
         active = [c for c in self.clauses if c.weight != 0]
         fields, weights = [c.field for c in active], [c.weight for c in active]
-        threads = int(getattr(self, "threads", 1))
+        threads = self.threads
         run: Run = {}
-        batch = 256
+        batch = self.batch_size
         with tqdm(total=len(topics), desc=self.name, disable=not self.progress) as bar:
             for at in range(0, len(topics), batch):
                 chunk = topics[at : at + batch]
