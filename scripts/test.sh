@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The test command: set up (idempotent) and run the whole suite.
+# The test command: set up (idempotent), install the browser the report test renders in, run lint + the suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+fi
 . .venv/bin/activate
 ruff check hybrid features indexes ltr tests benchmarks
 python -m pytest -q tests "$@"
