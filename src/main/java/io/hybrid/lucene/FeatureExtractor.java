@@ -2,6 +2,7 @@ package io.hybrid.lucene;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Paths;
@@ -13,8 +14,6 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.index.DirectoryReader;
-import org.apache.lucene.index.FieldInfo;
-import org.apache.lucene.index.Fields;
 import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
@@ -22,7 +21,6 @@ import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.ReaderUtil;
 import org.apache.lucene.index.Term;
-import org.apache.lucene.index.TermVectors;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.CollectionStatistics;
@@ -33,7 +31,6 @@ import org.apache.lucene.search.similarities.BM25Similarity;
 import org.apache.lucene.search.similarities.Similarity;
 import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.util.BytesRef;
-import org.apache.lucene.util.SmallFloat;
 
 /**
  * Batch per-field features for (query, candidate) pairs, for learning to rank.
@@ -57,8 +54,7 @@ import org.apache.lucene.util.SmallFloat;
  *       length normalisation (length is its own feature);</li>
  *   <li>{@code matched}: distinct query terms present in the field; {@code coverage}: matched / distinct query
  *       terms; {@code tf}: occurrences of query terms in the field;</li>
- *   <li>{@code length}: field length in indexed tokens (exact, from term vectors when stored, else the decoded
- *       norm);</li>
+ *   <li>{@code length}: field length in indexed tokens (exact: counted from the postings, not the lossy norm);</li>
  *   <li>{@code min_span}: width in positions of the smallest window holding every matched query term (0 when
  *       nothing matches, 1 for a single term); {@code proximity}: matched / min_span (0 when nothing matches).</li>
  * </ul>
@@ -360,63 +356,37 @@ public final class FeatureExtractor implements Closeable {
   }
 
   /**
-   * Exact field lengths (indexed tokens) of sorted docs, cached per index: lengths never change and reading term
-   * vectors is the slowest part of a cold query.
+   * Exact field lengths (indexed tokens) of sorted docs. Lucene keeps only a lossy 1-byte norm per document, so
+   * the first use of a field counts every document's tokens in one pass over the field's postings (tens of
+   * milliseconds for the ECB+ mention index; far cheaper than decompressing term vectors per candidate) and
+   * keeps the array.
    */
-  private int[] lengths(String field, int[] docs) throws IOException {
-    int[] cache = lengthCache.computeIfAbsent(field, f -> {
-      int[] fresh = new int[reader.maxDoc()];
-      Arrays.fill(fresh, -1);
-      return fresh;
-    });
-    int[] out = new int[docs.length];
-    List<LeafReaderContext> leaves = reader.leaves();
-    TermVectors vectors = null;
-    NumericDocValues norms = null;
-    int leafIndex = -1;
-    boolean hasVectors = false;
-    for (int i = 0; i < docs.length; i++) {
-      int doc = docs[i];
-      int cached = cache[doc];
-      if (cached >= 0) {
-        out[i] = cached;
-        continue;
-      }
-      int li = ReaderUtil.subIndex(doc, leaves);
-      LeafReaderContext ctx = leaves.get(li);
-      if (li != leafIndex) {
-        leafIndex = li;
-        LeafReader leaf = ctx.reader();
-        FieldInfo info = leaf.getFieldInfos().fieldInfo(field);
-        hasVectors = info != null && info.hasVectors();
-        vectors = hasVectors ? leaf.termVectors() : null;
-        norms = hasVectors ? null : leaf.getNormValues(field);
-      }
-      int local = doc - ctx.docBase;
-      int length = 0;
-      if (hasVectors) {
-        Fields fields = vectors.get(local);
-        Terms terms = fields == null ? null : fields.terms(field);
-        if (terms != null) {
-          long sum = terms.getSumTotalTermFreq();
-          if (sum < 0) { // vectors without frequencies: count them
-            TermsEnum te = terms.iterator();
-            sum = 0;
-            PostingsEnum pe = null;
-            while (te.next() != null) {
-              pe = te.postings(pe, PostingsEnum.FREQS);
-              if (pe.nextDoc() != DocIdSetIterator.NO_MORE_DOCS) {
-                sum += pe.freq();
-              }
+  private int[] lengths(String field, int[] docs) {
+    int[] all = lengthCache.computeIfAbsent(field, f -> {
+      int[] counts = new int[reader.maxDoc()];
+      try {
+        for (LeafReaderContext ctx : reader.leaves()) {
+          Terms terms = ctx.reader().terms(f);
+          if (terms == null) {
+            continue;
+          }
+          TermsEnum te = terms.iterator();
+          PostingsEnum pe = null;
+          while (te.next() != null) {
+            pe = te.postings(pe, PostingsEnum.FREQS);
+            for (int d = pe.nextDoc(); d != DocIdSetIterator.NO_MORE_DOCS; d = pe.nextDoc()) {
+              counts[ctx.docBase + d] += pe.freq();
             }
           }
-          length = (int) sum;
         }
-      } else if (norms != null && norms.advanceExact(local)) { // docs ascend, as advanceExact needs
-        length = SmallFloat.byte4ToInt((byte) norms.longValue());
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
       }
-      cache[doc] = length;
-      out[i] = length;
+      return counts;
+    });
+    int[] out = new int[docs.length];
+    for (int i = 0; i < docs.length; i++) {
+      out[i] = all[docs[i]];
     }
     return out;
   }
