@@ -26,13 +26,13 @@ from features.annotate import FIELDS, type_tokens
 from hybrid.errors import ConfigError
 from hybrid.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
-from hybrid.retrieval.sparse import QUERY_FORMULATIONS, formulate
+from hybrid.retrieval.sparse import QUERY_FORMULATIONS, QUERY_SOURCES, formulate, query_source_text
 from hybrid.retrieval.sparse_index import SparseIndex
 from indexes.lucene import MENTIONS, docref
 
 #: Tuned on an ECB+ dev sample (benchmarks/results/java.md); the default of BM25F.
 DEFAULT_BM25F_FIELDS = "mention=1.0,coref=0.5,ner=0.3,context=0.3"
-DEFAULT_BM25F_QUERY = "sentence"
+DEFAULT_BM25F_QUERY = "mention+mention+chain+chain+ner+sentence"
 
 
 def parse_field_weights(spec: str | dict[str, float]) -> dict[str, float]:
@@ -58,19 +58,34 @@ def parse_field_weights(spec: str | dict[str, float]) -> dict[str, float]:
     return weights
 
 
+def check_query(query: str) -> str:
+    """A formulation (``sentence``, ``mention+args``, ...) or query sources joined by ``+`` (``mention+chain``)."""
+    if query in QUERY_FORMULATIONS or all(part in QUERY_SOURCES for part in query.split("+")):
+        return query
+    raise ConfigError(None, None, f"unknown BM25F query {query!r}: use one of {QUERY_FORMULATIONS} or query sources "
+                                  f"{QUERY_SOURCES} joined by '+'")
+
+
+def query_text(query: str, topic: Topic, record) -> str:
+    """The one text BM25F searches: a formulation, or the listed sources' texts concatenated."""
+    if query in QUERY_FORMULATIONS:
+        return formulate(query, topic, record)
+    return " ; ".join(query_source_text(part, topic, record) for part in query.split("+"))
+
+
 class BM25F(Retriever):
     """BM25F over the chosen mention-index fields; best mention per passage wins.
 
     ``fields``: {field: weight} or ``"mention=1,context=0.3"``; ``query``: which text of the query is
-    searched (one of :data:`~hybrid.retrieval.sparse.QUERY_FORMULATIONS`); ``same_kind``: only candidates
-    of the query's kind (or of unknown kind).
+    searched (one of :data:`~hybrid.retrieval.sparse.QUERY_FORMULATIONS`, or query sources joined by
+    ``+`` such as ``"mention+chain+ner"``); ``same_kind``: only candidates of the query's kind (or of
+    unknown kind).
     """
 
     def __init__(self, index: SparseIndex, fields: dict[str, float] | str = DEFAULT_BM25F_FIELDS,
                  same_kind: bool = True, k: int = 100, query: str = DEFAULT_BM25F_QUERY, k1: float = 0.9,
                  b: float = 0.4, threads: int = 1, progress: bool = False):
-        if query not in QUERY_FORMULATIONS:
-            raise ConfigError(None, None, f"unknown BM25F query {query!r}; choose from {QUERY_FORMULATIONS}")
+        check_query(query)
         if not (k1 > 0 and 0 <= b <= 1):
             raise ConfigError(None, None, f"BM25F needs k1 > 0 and 0 <= b <= 1, got k1={k1}, b={b}")
         self.index, self.fields, self.same_kind, self.k = index, parse_field_weights(fields), same_kind, k
@@ -91,7 +106,7 @@ class BM25F(Retriever):
                 texts, filters, excludes = [], [], []
                 for topic in chunk:
                     record = self.index.query_record(topic)
-                    texts.append(formulate(self.query, topic, record))
+                    texts.append(query_text(self.query, topic, record))
                     kind = topic.kind or record.kind
                     filters.append(f"{type_tokens(kind, None)[0]} kind_unknown" if self.same_kind and kind else "")
                     own = self.index.exclude_doc(topic, record)
