@@ -67,6 +67,17 @@ SEEDS: dict[str, list[str]] = {
                     'ner = "heuristic"', "gold_ner = false"],
 }
 
+ROOT = Path(__file__).resolve().parents[1]
+#: The project's other TOML loaders (recipes, LTR feature sets, regression specs), seeded with bundled files.
+BUNDLED = {
+    "recipe.toml": ROOT / "hybrid" / "configs" / "recipes" / "multifield.toml",
+    "featureset.toml": ROOT / "ltr" / "configs" / "default.toml",
+    "regress.toml": ROOT / "regressions" / "sample.toml",
+}
+for _name, _path in BUNDLED.items():
+    if _path.is_file():
+        SEEDS[_name] = _path.read_text(encoding="utf-8").splitlines()
+
 INTERESTING = [b"\t", b"\n", b"\r", b"\r\n", b"\x00", b"\x0b", b"\x1c", b"\xff", b"\xe9", b"\xc3", b"\xef\xbb\xbf",
                b"\x1f\x8b", b'"', b"{", b"}", b"[", b"]", b":", b",", b"\\", b"\\u", b"\\ud800", b"\\udfff",
                b"<m>", b"</m>", b"<m> ", b" </m>", b"<M>", b"< m >", b" ", b"  ", b"\xc2\xa0", b"\xe2\x80\xa8",
@@ -209,10 +220,30 @@ def check_config(path: Path) -> None:
     assert isinstance(config.threads, int) and isinstance(config.annotation.context_window, int)
 
 
+def check_recipe(path: Path) -> None:
+    from hybrid.recipes import load_recipe
+
+    load_recipe(str(path))
+
+
+def check_featureset(path: Path) -> None:
+    from ltr.featureset import load_featureset
+
+    load_featureset(path)
+
+
+def check_regress(path: Path) -> None:
+    from hybrid.regress import load
+
+    load(path)
+
+
 CHECKS: dict[str, Callable[[Path], None]] = {
     "corpus.jsonl": check_corpus, "topics.tsv": check_topics, "topics.jsonl": check_topics,
     "qrels.txt": check_qrels, "run.trec": check_run, "config.toml": check_config,
+    "recipe.toml": check_recipe, "featureset.toml": check_featureset, "regress.toml": check_regress,
 }
+CHECKS = {name: check for name, check in CHECKS.items() if name in SEEDS}
 
 
 @dataclass

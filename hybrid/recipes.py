@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid.errors import ConfigError
+from hybrid.formats.config import read_config_text
 from hybrid.retrieval.base import Stage
 
 RECIPE_DIR = Path(__file__).resolve().parent / "configs" / "recipes"
@@ -135,7 +136,7 @@ def load_recipe(name_or_path: str) -> Recipe:
             raise ConfigError(None, None, f"no recipe named {name_or_path!r}; bundled: {bundled_recipes()}")
     if not path.is_file():
         raise ConfigError(path, None, "recipe file does not exist")
-    return parse_recipe(path.read_text(encoding="utf-8"), path)
+    return parse_recipe(read_config_text(path), path)
 
 
 def bundled_recipes() -> list[str]:

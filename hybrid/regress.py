@@ -23,6 +23,7 @@ from pathlib import Path
 
 from hybrid.cli_common import run_cli
 from hybrid.errors import ConfigError
+from hybrid.formats.config import read_config_text
 
 KEYS = {"name", "description", "index", "corpus", "topics", "qrels", "tolerance", "hits", "recipes", "expected",
         "runtime"}
@@ -37,7 +38,7 @@ def _resolve(base: Path, value: str) -> str:
 
 def load(path: Path) -> dict:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_config_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, None, f"invalid TOML: {exc}") from None
     unknown = set(data) - KEYS

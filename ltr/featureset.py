@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hybrid.errors import ConfigError
+from hybrid.formats.config import read_config_text
 
 NORMALISATIONS = ("none", "zscore", "minmax", "log1p", "query_zscore", "query_minmax")
 TOP_KEYS = {"name", "description", "groups"}
@@ -180,7 +181,7 @@ def load_featureset(path: str | Path) -> FeatureSet:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, None, "feature set file does not exist")
-    text = path.read_text(encoding="utf-8")
+    text = read_config_text(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -17,7 +17,7 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union
 
-from hybrid.errors import ConfigError
+from hybrid.errors import ConfigError, InputError
 from hybrid.formats.lines import check_file, near_miss
 
 T = TypeVar("T")
@@ -37,19 +37,25 @@ def key_line(text: str, key: str, section: str = "") -> int | None:
     return None
 
 
-def load_toml(path: str | Path) -> tuple[dict[str, Any], str]:
-    """The parsed table and the raw text (for line numbers); syntax errors name the line."""
+def read_config_text(path: str | Path) -> str:
+    """A config file's text; a missing file, a directory or invalid UTF-8 is a ConfigError naming the line."""
     path = Path(path)
     try:
         check_file(path)
-    except Exception as error:
-        raise ConfigError(path, None, str(getattr(error, "reason", error))) from None
+    except InputError as error:
+        raise ConfigError(path, None, error.reason) from None
     raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(path, line, "invalid UTF-8") from None
+
+
+def load_toml(path: str | Path) -> tuple[dict[str, Any], str]:
+    """The parsed table and the raw text (for line numbers); syntax errors name the line."""
+    path = Path(path)
+    text = read_config_text(path)
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
@@ -132,7 +138,9 @@ def from_dict(cls: type[T], data: dict[str, Any], path: str | Path | None = None
         raise ConfigError(path, None, f"missing required key(s) {', '.join(prefix + m for m in missing)}")
     try:
         return cls(**values)
-    except (ValueError, TypeError) as exc:  # the dataclass's own validation (__post_init__)
+    except InputError as exc:  # the dataclass's own validation (__post_init__) naming no file
+        raise ConfigError(path, exc.line, f"{section or cls.__name__}: {exc.reason}") from None
+    except (ValueError, TypeError) as exc:
         raise ConfigError(path, None, f"{section or cls.__name__}: {exc}") from None
 
 
