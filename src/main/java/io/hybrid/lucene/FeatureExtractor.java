@@ -6,7 +6,6 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Paths;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -391,28 +390,30 @@ public final class FeatureExtractor implements Closeable {
     return out;
   }
 
-  /** Smallest window (in positions) holding one occurrence of every matched term. */
+  /**
+   * Smallest window (in positions) holding one occurrence of every matched term: a k-way walk over the terms'
+   * position lists (ascending, as postings deliver them), always advancing the list at the window's left end.
+   */
   static int minSpan(int[] freq, int[][] positions) {
-    List<int[]> lists = new ArrayList<>();
-    for (int k = 0; k < freq.length; k++) {
-      if (freq[k] > 0) {
-        int[] p = Arrays.copyOf(positions[k], freq[k]);
-        Arrays.sort(p);
-        lists.add(p);
-      }
-    }
-    int m = lists.size();
-    if (m == 0) {
-      return 0;
-    }
+    int m = freq.length;
     int[] ptr = new int[m];
     int best = Integer.MAX_VALUE;
+    boolean any = false;
+    for (int k = 0; k < m; k++) {
+      any |= freq[k] > 0;
+    }
+    if (!any) {
+      return 0;
+    }
     while (true) {
       int lo = Integer.MAX_VALUE;
       int hi = Integer.MIN_VALUE;
       int loList = -1;
       for (int k = 0; k < m; k++) {
-        int v = lists.get(k)[ptr[k]];
+        if (freq[k] == 0) {
+          continue;
+        }
+        int v = positions[k][ptr[k]];
         if (v < lo) {
           lo = v;
           loList = k;
@@ -420,7 +421,7 @@ public final class FeatureExtractor implements Closeable {
         hi = Math.max(hi, v);
       }
       best = Math.min(best, hi - lo + 1);
-      if (++ptr[loList] >= lists.get(loList).length) {
+      if (++ptr[loList] >= freq[loList]) {
         return best;
       }
     }

@@ -150,7 +150,7 @@ public class FeatureExtractorTest {
 
   @Test
   public void minSpanOfInterleavedPositions() {
-    int[][] positions = {{10, 2, 30}, {14, 1}, {0, 0}, {12}};
+    int[][] positions = {{2, 10, 30}, {1, 14}, {0, 0}, {12}};
     // one of each of {2, 10, 30}, {1, 14}, {12}: the tightest is 10, 12, 14 (width 5)
     assertEquals(5, FeatureExtractor.minSpan(new int[] {3, 2, 0, 1}, positions));
     assertEquals(1, FeatureExtractor.minSpan(new int[] {1, 0, 0, 0}, positions));
