@@ -8,7 +8,9 @@ Cross-encoder inference is expensive on a CPU, so the benchmark uses a seeded ra
 dev queries, stratified by kind (``--per-kind`` queries of each kind). On exactly that subset it
 runs plain Pyserini BM25 (``PassageBM25`` with the whole sentence, the project baseline), the first
 stage (``MultiFieldBM25`` with its default clauses, or ``--first-stage-run``), and the reader over
-the first stage's top ``--depth``. Ranking measures by kind (qrels restricted to the subset), span
+the first stage's top ``--depth``, in both scoring modes from one pass: the span heads' best
+valid span alone (CoreSearch's inference) and the best of that span and every indexed mention of
+the candidate (``--span-source mentions``). Ranking measures by kind (qrels restricted to the subset), span
 exact match / token F1 against the gold coreferring mention (overlap rule of CoreSearch), for the
 reader's spans and for the first stage's best-matching mention, and reader throughput (pairs/s).
 """
@@ -28,11 +30,12 @@ from hybrid.evaluation import evaluate, per_query
 from hybrid.formats.qrels import read_qrels
 from hybrid.formats.runs import read_run, write_run
 from hybrid.formats.topics import read_topics
-from hybrid.records import KINDS, Run
+from hybrid.records import KINDS, Hit, Run
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from hybrid.retrieval.sparse_index import SparseIndex
 from ltr.reader.infer import rerank_run, write_spans
 from ltr.reader.spans_eval import SpanRow, evaluate_spans, gold_mentions, read_query_labels
+from ltr.reader.stage import index_mention_spans
 from ltr.reader.store import load_reader
 
 MEASURES = ("RR@10", "AP@100", "R@10", "R@50", "nDCG@10")
@@ -45,6 +48,27 @@ def stratified_subset(topics, per_kind: int, seed: int):
         chosen += random.Random(f"{seed}:{kind}").sample(qids, min(per_kind, len(qids)))
     keep = set(chosen)
     return [t for t in topics if t.qid in keep]
+
+
+def predicted_only(run: Run, passage_text) -> Run:
+    """The run the reader gives when it scores only its predicted span (read off a mentions-mode run)."""
+    out: Run = {}
+    for qid, hits in run.items():
+        top, rest = [], []
+        for hit in hits:
+            if "reader_score" not in hit.extra:
+                rest.append(hit)
+                continue
+            span = hit.extra["predicted_span"]
+            text = passage_text(hit.docid)[span[0] : span[1]] if span else None
+            top.append(Hit(docid=hit.docid, score=hit.extra["predicted_span_score"], extra=hit.extra,
+                           mention_start=span[0] if span else None, mention_end=span[1] if span else None,
+                           mention_text=text))
+        floor = min((h.score for h in top), default=0.0)
+        rest.sort(key=lambda h: h.extra["first_stage_rank"])
+        out[qid] = sorted(top, key=lambda h: (-h.score, h.docid)) + [
+            Hit(docid=h.docid, score=floor - i, extra=h.extra) for i, h in enumerate(rest, start=1)]
+    return out
 
 
 def span_rows(run: Run, top: int, passage_text) -> list[SpanRow]:
@@ -104,28 +128,34 @@ def main() -> None:
     pairs = sum(min(len(h), args.depth) for h in runs[first_name].values())
     started = time.time()
     reranked = rerank_run(reader, topics, runs[first_name], index.passage_text, depth=args.depth,
-                          batch_size=args.batch_size, progress=True)
+                          batch_size=args.batch_size, progress=True, span_candidates=index_mention_spans(index))
     seconds = time.time() - started
-    reader_name = f"reader over {first_name.split(' (')[0]} top-{args.depth}"
-    runs[reader_name] = reranked
-    write_run(reranked, out / "reader.trec", tag="reader")
-    write_spans(reranked, out / "reader.spans.jsonl")
+    base = first_name.split(" (")[0]
+    reader_name = f"reader, predicted span (CoreSearch) over {base} top-{args.depth}"
+    mentions_name = f"reader, predicted span + indexed mentions over {base} top-{args.depth}"
+    runs[reader_name] = predicted_only(reranked, index.passage_text)
+    runs[mentions_name] = reranked
+    write_run(runs[reader_name], out / "reader.trec", tag="reader")
+    write_spans(runs[reader_name], out / "reader.spans.jsonl")
+    write_run(reranked, out / "reader_mentions.trec", tag="reader-mentions")
+    write_spans(reranked, out / "reader_mentions.spans.jsonl")
     write_run(runs[first_name], out / "first_stage.trec", tag="first")
 
     tables = {name: evaluate(qrels, run, MEASURES, groups) for name, run in runs.items()}
     pq = {name: per_query(qrels, run, ("RR@10", "AP@100")) for name, run in runs.items()}
     tests = {}
     for measure in ("RR@10", "AP@100"):
-        for base in (first_name, "bm25 (plain Pyserini, sentence)"):
-            a = [pq[reader_name][measure][q] for q in sorted(qrels)]
-            b = [pq[base][measure][q] for q in sorted(qrels)]
-            tests[f"{measure} reader vs {base}"] = float(stats.ttest_rel(a, b).pvalue)
+        for system in (reader_name, mentions_name):
+            for other in (first_name, "bm25 (plain Pyserini, sentence)"):
+                a = [pq[system][measure][q] for q in sorted(qrels)]
+                b = [pq[other][measure][q] for q in sorted(qrels)]
+                tests[f"{measure}: {system.split(' over')[0]} vs {other}"] = float(stats.ttest_rel(a, b).pvalue)
 
     labels = {q: lab for q, lab in read_query_labels(args.topics).items() if q in qids}
     gold = gold_mentions(args.corpus, labels)
     kinds = {q: lab.kind for q, lab in labels.items()}
     spans = {}
-    for name in (reader_name, first_name):
+    for name in (reader_name, mentions_name, first_name):
         for top in (10, args.depth):
             spans[f"{name} @ top-{top}"] = evaluate_spans(span_rows(runs[name], top, index.passage_text), gold, kinds)
 
@@ -141,13 +171,13 @@ def main() -> None:
                    "train_seconds": reader.meta.get("training", {}).get("seconds_this_run")},
     }
     (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
-    text = markdown(result, first_name, reader_name)
+    text = markdown(result)
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text)
 
 
-def markdown(result: dict, first_name: str, reader_name: str) -> str:
+def markdown(result: dict) -> str:
     lines = ["| system | kind | #q | " + " | ".join(MEASURES) + " |", "|---|---|---|" + "---|" * len(MEASURES)]
     for name, table in result["tables"].items():
         for group in ("event", "entity", "all"):

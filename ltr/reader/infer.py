@@ -40,14 +40,16 @@ class Span:
 class PairScores:
     """Per pair: reader score s(m_j, m_i), span confidence in [0, 1], extracted span (None: nothing to extract).
 
-    Iterates as ``(scores, span_confidences, spans)``. ``predicted_scores`` is the score at the best
-    predicted span alone (equal to ``scores`` unless candidate spans were given).
+    Iterates as ``(scores, span_confidences, spans)``. ``predicted_scores``/``predicted_spans`` are the
+    score and span of the span heads' best valid span alone (equal to the others unless candidate
+    spans were given), so one pass yields both scoring modes.
     """
 
     scores: np.ndarray
     span_confidences: np.ndarray
     spans: list[Span | None]
     predicted_scores: np.ndarray
+    predicted_spans: list[Span | None]
 
     def __iter__(self):
         return iter((self.scores, self.span_confidences, self.spans))
@@ -79,6 +81,7 @@ def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str]
     predicted = np.full(n, -np.inf, dtype=np.float32)
     confidences = np.zeros(n, dtype=np.float32)
     spans: list[Span | None] = [None] * n
+    predicted_spans: list[Span | None] = [None] * n
     reader.model.eval()
     device = reader.device
     bar = tqdm(total=n, desc="reader", unit="pair", disable=not progress)
@@ -95,19 +98,24 @@ def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str]
                 options = _span_options(reader, chunk, batch, out, lo, candidates)
             for k, window in enumerate(chunk):
                 pair = lo + window.pair
-                predicted[pair] = max(predicted[pair], options[k][0][0])
+                alone, s, e, _ = options[k][0]
+                if alone > predicted[pair]:
+                    predicted[pair], predicted_spans[pair] = alone, _span(window, s, e, passages[pair])
                 best_score, s, e, confidence = max(options[k], key=lambda o: o[0])
-                if best_score <= scores[pair]:
-                    continue
-                scores[pair], confidences[pair] = best_score, confidence
-                if s >= 0:
-                    a, z = window.char_span(s, e)
-                    spans[pair] = Span(a, z, passages[pair][a:z])
-                else:
-                    spans[pair] = None
+                if best_score > scores[pair]:
+                    scores[pair], confidences[pair] = best_score, confidence
+                    spans[pair] = _span(window, s, e, passages[pair])
         bar.update(hi - lo)
     bar.close()
-    return PairScores(scores=scores, span_confidences=confidences, spans=spans, predicted_scores=predicted)
+    return PairScores(scores=scores, span_confidences=confidences, spans=spans, predicted_scores=predicted,
+                      predicted_spans=predicted_spans)
+
+
+def _span(window, start: int, end: int, text: str) -> Span | None:
+    if start < 0:
+        return None
+    a, z = window.char_span(start, end)
+    return Span(a, z, text[a:z])
 
 
 def _span_options(reader: Reader, chunk, batch, out, lo: int, candidates) -> list[list[tuple[float, int, int, float]]]:
@@ -162,14 +170,16 @@ def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: 
     result = score_pairs(reader, pair_topics, pair_texts, batch_size=batch_size, progress=progress,
                          candidates=pair_candidates if span_candidates is not None else None)
     out: Run = {}
-    for (qid, rank, hit), score, confidence, span, alone in zip(owners, result.scores, result.span_confidences,
-                                                                result.spans, result.predicted_scores, strict=True):
+    for k, (qid, rank, hit) in enumerate(owners):
+        score, confidence, span = result.scores[k], result.span_confidences[k], result.spans[k]
+        alone, alone_span = result.predicted_scores[k], result.predicted_spans[k]
         out.setdefault(qid, []).append(Hit(
             docid=hit.docid, score=float(score),
             mention_start=span.start if span else None, mention_end=span.end if span else None,
             mention_text=span.text if span else None,
             extra={"reader_score": float(score), "span_confidence": float(confidence),
                    "predicted_span_score": float(alone),
+                   "predicted_span": (alone_span.start, alone_span.end) if alone_span else None,
                    "first_stage_score": hit.score, "first_stage_rank": rank},
         ))
     for topic in topics:
