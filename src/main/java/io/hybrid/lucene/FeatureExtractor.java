@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Paths;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,7 +20,7 @@ import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.NumericDocValues;
 import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.ReaderUtil;
-import org.apache.lucene.index.Term;
+import org.apache.lucene.index.TermState;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.CollectionStatistics;
@@ -207,8 +208,11 @@ public final class FeatureExtractor implements Closeable {
     }
     unique = Arrays.copyOf(unique, u);
     float[][] perDoc = new float[u][width];
+    Map<String, Map<String, Integer>> analysed = new HashMap<>(); // channels often share a query text
     for (int c = 0; c < fields.length; c++) {
-      channel(fields[c], texts[c], unique, perDoc, c * F);
+      String text = texts[c] == null ? "" : texts[c];
+      Map<String, Integer> qtf = analysed.computeIfAbsent(text, x -> Analysis.counts(Analysis.tokens(analyzer, x)));
+      channel(fields[c], qtf, unique, perDoc, c * F);
     }
     int[] chosen = new int[candidates.length];
     for (int i = 0; i < candidates.length; i++) {
@@ -242,8 +246,8 @@ public final class FeatureExtractor implements Closeable {
   }
 
   /** Features of one channel for sorted docs, written at column {@code col} of {@code out}. */
-  private void channel(String field, String text, int[] docs, float[][] out, int col) throws IOException {
-    Map<String, Integer> qtf = Analysis.counts(Analysis.tokens(analyzer, text));
+  private void channel(String field, Map<String, Integer> qtf, int[] docs, float[][] out, int col)
+      throws IOException {
     int nTerms = qtf.size();
     CollectionStatistics cs = stats(field);
     int[] lengths = lengths(field, docs);
@@ -255,31 +259,50 @@ public final class FeatureExtractor implements Closeable {
     }
     BytesRef[] terms = new BytesRef[nTerms];
     int[] boosts = new int[nTerms];
+    int t = 0;
+    for (Map.Entry<String, Integer> e : qtf.entrySet()) {
+      terms[t] = new BytesRef(e.getKey());
+      boosts[t++] = e.getValue();
+    }
+    // One terms-dictionary seek per term and leaf: statistics summed over all leaves (as TermStates does), the
+    // term state kept so the candidates' leaves can reopen the postings without seeking again.
+    List<LeafReaderContext> leaves = reader.leaves();
+    TermsEnum[] enums = new TermsEnum[leaves.size()];
+    TermState[][] states = new TermState[leaves.size()][nTerms];
+    long[] df = new long[nTerms];
+    long[] ttf = new long[nTerms];
+    for (int li = 0; li < leaves.size(); li++) {
+      Terms fieldTerms = leaves.get(li).reader().terms(field);
+      if (fieldTerms == null) {
+        continue;
+      }
+      enums[li] = fieldTerms.iterator();
+      for (int k = 0; k < nTerms; k++) {
+        if (enums[li].seekExact(terms[k])) {
+          states[li][k] = enums[li].termState();
+          df[k] += enums[li].docFreq();
+          ttf[k] += enums[li].totalTermFreq();
+        }
+      }
+    }
     Similarity.SimScorer[] scorers = new Similarity.SimScorer[nTerms];
     double[] pc = new double[nTerms];
     double[] idf2 = new double[nTerms];
     double tokens = cs.sumTotalTermFreq();
-    int t = 0;
-    for (Map.Entry<String, Integer> e : qtf.entrySet()) {
-      terms[t] = new BytesRef(e.getKey());
-      boosts[t] = e.getValue();
-      Term term = new Term(field, terms[t]);
-      int df = reader.docFreq(term);
-      long ttf = reader.totalTermFreq(term);
-      if (df > 0) {
-        scorers[t] = bm25.scorer(boosts[t], cs, new TermStatistics(terms[t], df, Math.max(ttf, df)));
+    for (int k = 0; k < nTerms; k++) {
+      if (df[k] > 0) {
+        scorers[k] = bm25.scorer(boosts[k], cs, new TermStatistics(terms[k], df[k], Math.max(ttf[k], df[k])));
       }
-      pc[t] = (ttf + 1.0) / (tokens + 1.0);
-      double idf = 1.0 + Math.log((cs.docCount() + 1.0) / (df + 1.0));
-      idf2[t] = idf * idf;
-      t++;
+      pc[k] = (ttf[k] + 1.0) / (tokens + 1.0);
+      double idf = 1.0 + Math.log((cs.docCount() + 1.0) / (df[k] + 1.0));
+      idf2[k] = idf * idf;
     }
     int[] freq = new int[nTerms];
     int[][] positions = new int[nTerms][8];
-    List<LeafReaderContext> leaves = reader.leaves();
     int i = 0;
     while (i < docs.length) {
-      LeafReaderContext ctx = leaves.get(ReaderUtil.subIndex(docs[i], leaves));
+      int li = ReaderUtil.subIndex(docs[i], leaves);
+      LeafReaderContext ctx = leaves.get(li);
       int endDoc = ctx.docBase + ctx.reader().maxDoc();
       int j = i;
       while (j < docs.length && docs[j] < endDoc) {
@@ -289,11 +312,11 @@ public final class FeatureExtractor implements Closeable {
       Terms fieldTerms = leaf.terms(field);
       PostingsEnum[] postings = new PostingsEnum[nTerms];
       if (fieldTerms != null) {
-        TermsEnum te = fieldTerms.iterator();
         boolean hasPositions = fieldTerms.hasPositions();
         for (int k = 0; k < nTerms; k++) {
-          if (te.seekExact(terms[k])) {
-            postings[k] = te.postings(null, hasPositions ? PostingsEnum.POSITIONS : PostingsEnum.FREQS);
+          if (states[li][k] != null) {
+            enums[li].seekExact(terms[k], states[li][k]);
+            postings[k] = enums[li].postings(null, hasPositions ? PostingsEnum.POSITIONS : PostingsEnum.FREQS);
           }
         }
       }

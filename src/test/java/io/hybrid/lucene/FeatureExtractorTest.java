@@ -28,14 +28,18 @@ public class FeatureExtractorTest {
   private static final String[] TEXTS = {"alpha beta alpha", "beta alpha"};
   private static final int F = FeatureExtractor.FEATURES.length;
 
-  @BeforeClass
-  public static void setUp() throws Exception {
+  private static Map<String, Map<String, String>> docs() {
     Map<String, Map<String, String>> docs = new LinkedHashMap<>();
     docs.put("p1#0-5", Map.of("mention", "alpha beta", "context", "alpha beta gamma delta alpha"));
     docs.put("p1#6-9", Map.of("mention", "gamma", "context", "alpha beta gamma delta alpha"));
     docs.put("p2#0-5", Map.of("mention", "alpha", "context", "epsilon alpha zeta eta theta beta"));
     docs.put("p3#0-4", Map.of("mention", "zeta", "context", "zeta zeta"));
-    reader = TestIndex.build(docs);
+    return docs;
+  }
+
+  @BeforeClass
+  public static void setUp() throws Exception {
+    reader = TestIndex.build(docs());
     extractor = new FeatureExtractor(reader, TestIndex.ANALYZER, 0.9f, 0.4f, 1000f);
   }
 
@@ -70,6 +74,20 @@ public class FeatureExtractorTest {
     }
     assertTrue(rows[0][FeatureExtractor.BM25] > 0);
     assertEquals(0f, rows[3][FeatureExtractor.BM25], 0f);
+  }
+
+  @Test
+  public void severalSegmentsGiveTheSameFeatures() throws Exception {
+    try (DirectoryReader segmented = TestIndex.build(docs(), 1);
+        FeatureExtractor other = new FeatureExtractor(segmented, TestIndex.ANALYZER, 0.9f, 0.4f, 1000f)) {
+      assertTrue(segmented.leaves().size() > 1);
+      String[] ids = {"p3#0-4", "p1", "p2#0-5", "p1#6-9"};
+      float[][] expected = extractor.features(FIELDS, TEXTS, ids);
+      float[][] got = other.features(FIELDS, TEXTS, ids);
+      for (int i = 0; i < ids.length; i++) {
+        assertArrayEquals(ids[i], expected[i], got[i], 1e-6f);
+      }
+    }
   }
 
   @Test

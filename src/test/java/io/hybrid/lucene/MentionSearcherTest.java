@@ -83,7 +83,16 @@ public class MentionSearcherTest {
 
   @Test
   public void collapsedTopKEqualsBruteForceIncludingTies() throws Exception {
-    try (DirectoryReader reader = TestIndex.build(corpus());
+    collapsedTopKEqualsBruteForce(0);
+  }
+
+  @Test
+  public void collapsingWorksAcrossSegments() throws Exception {
+    collapsedTopKEqualsBruteForce(7);
+  }
+
+  private void collapsedTopKEqualsBruteForce(int segmentSize) throws Exception {
+    try (DirectoryReader reader = TestIndex.build(corpus(), segmentSize);
         MentionSearcher searcher = new MentionSearcher(reader, TestIndex.ANALYZER, "type", "docref")) {
       String[] passages = searcher.passageIds();
       String[][] queries = {

@@ -34,10 +34,18 @@ final class TestIndex {
 
   private TestIndex() {}
 
-  /** docs: id -> field -> text. Docs are added in the given (insertion) order. */
+  /** docs: id -> field -> text. Docs are added in the given (insertion) order, into one segment. */
   static DirectoryReader build(Map<String, Map<String, String>> docs) throws IOException {
+    return build(docs, 0);
+  }
+
+  /** As {@link #build(Map)}, but with a new segment every {@code segmentSize} docs (0: one segment). */
+  static DirectoryReader build(Map<String, Map<String, String>> docs, int segmentSize) throws IOException {
     ByteBuffersDirectory dir = new ByteBuffersDirectory();
-    try (IndexWriter writer = new IndexWriter(dir, new IndexWriterConfig(ANALYZER))) {
+    IndexWriterConfig config = new IndexWriterConfig(ANALYZER);
+    config.setMergePolicy(org.apache.lucene.index.NoMergePolicy.INSTANCE);
+    int added = 0;
+    try (IndexWriter writer = new IndexWriter(dir, config)) {
       for (Map.Entry<String, Map<String, String>> d : docs.entrySet()) {
         Document doc = new Document();
         doc.add(new StringField("id", d.getKey(), Field.Store.YES));
@@ -46,8 +54,13 @@ final class TestIndex {
           doc.add(new Field(f.getKey(), f.getValue(), TEXT));
         }
         writer.addDocument(doc);
+        if (segmentSize > 0 && ++added % segmentSize == 0) {
+          writer.commit();
+        }
       }
-      writer.forceMerge(1);
+      if (segmentSize == 0) {
+        writer.forceMerge(1);
+      }
     }
     return DirectoryReader.open(dir);
   }
