@@ -12,10 +12,11 @@ All are mention-aware: a fused passage keeps the span of the run that contribute
 
 from hybrid.fusion.combmnz import combmnz
 from hybrid.fusion.combsum import combsum
-from hybrid.fusion.fuse import METHODS, Fuse, fuse_runs, parse_weights
+from hybrid.fusion.fuse import METHODS, Fuse, fuse_runs, parse_fusion_weights, parse_weights
 from hybrid.fusion.normalize import NORMALISATIONS
 from hybrid.fusion.rrf import rrf
 from hybrid.fusion.tune import TuneResult, tune_weights
 
-__all__ = ["METHODS", "NORMALISATIONS", "Fuse", "TuneResult", "combmnz", "combsum", "fuse_runs", "parse_weights",
+__all__ = ["METHODS", "NORMALISATIONS", "Fuse", "TuneResult", "combmnz", "combsum", "fuse_runs", "parse_fusion_weights",
+           "parse_weights",
            "rrf", "tune_weights"]

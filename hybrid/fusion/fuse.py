@@ -4,7 +4,8 @@
 :class:`~hybrid.retrieval.base.Retriever` like any other, so it composes with rerankers
 (``Fuse(...) >> reranker``). Each component fetches ``depth`` hits (default ``k``; a deeper pool
 lets a passage that one side ranks 120th still be lifted by the other) and the fused list is cut to
-``k``. The component runs of the last search stay in ``component_runs`` so a CLI can write them.
+``k``. The component runs of the last search stay in ``component_runs``, and ``on_component(name, run)``
+is called as each finishes, so a CLI can write them.
 Weights may differ by query kind (``weights_by_kind``), since events and entities prefer different
 mixes; the kind is the topic's own (``Topic.kind``), never a label.
 """
@@ -48,12 +49,29 @@ def parse_weights(spec: str | None, n: int) -> list[float] | None:
     return weights
 
 
+def parse_fusion_weights(spec: str | None, n: int) -> tuple[list[float] | None, dict[str, list[float]]]:
+    """Global and per-kind weights: ``"0.4,0.6"`` or ``"event=0.3,0.7;entity=0.5,0.5"`` (both may be mixed:
+    ``"0.5,0.5;event=0.3,0.7"``; a kind without its own weights uses the global ones)."""
+    default: list[float] | None = None
+    by_kind: dict[str, list[float]] = {}
+    for part in filter(None, (x.strip() for x in (spec or "").split(";"))):
+        if "=" in part:
+            kind, values = (x.strip() for x in part.split("=", 1))
+            if kind not in ("event", "entity"):
+                raise ConfigError(None, None, f"fusion weights: unknown kind {kind!r} (event or entity)")
+            by_kind[kind] = parse_weights(values, n) or []
+        else:
+            default = parse_weights(part, n)
+    return default, by_kind
+
+
 class Fuse(Retriever):
     """Fuses the runs of several retrievers; keeps the best mention span of each passage."""
 
     def __init__(self, retrievers: Sequence[Retriever], method: str = "rrf", weights: Sequence[float] | None = None,
                  normalisation: str = "minmax", k: int = 100, depth: int | None = None, rrf_k: int = RRF_K,
-                 weights_by_kind: Mapping[str, Sequence[float]] | None = None, name: str | None = None):
+                 weights_by_kind: Mapping[str, Sequence[float]] | None = None, name: str | None = None,
+                 on_component: Callable[[str, Run], None] | None = None):
         if not retrievers:
             raise ConfigError(None, None, "Fuse needs at least one retriever")
         if method not in METHODS:
@@ -68,6 +86,7 @@ class Fuse(Retriever):
         self.names = unique_names([r.name for r in self.retrievers])
         self.name = name or f"{method}({'+'.join(self.names)})"
         self.component_runs: dict[str, Run] = {}
+        self.on_component = on_component  # called with (name, run) as each component finishes
 
     def weights_for(self, topic: Topic) -> list[float] | None:
         return self.weights_by_kind.get(topic.kind or "", self.weights)
@@ -86,6 +105,7 @@ class Fuse(Retriever):
 
     def search(self, topics: list[Topic], k: int, on_component: Callable[[str, Run], None] | None = None) -> Run:
         depth = max(self.depth or k, k)
+        on_component = on_component or self.on_component
         runs = []
         self.component_runs = {}
         for name, retriever in zip(self.names, self.retrievers, strict=True):

@@ -10,6 +10,7 @@ fetched, and the fetch grows fourfold for the queries that still lack ``k`` pass
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +44,7 @@ class DenseRetriever(Retriever):
         self.encoder = load_query_encoder(self.index, encoder, device)
         self.k, self.same_kind, self.overfetch = k, same_kind, max(1, overfetch)
         self.batch_size, self.progress, self.name = batch_size, progress, name
+        self.last_timing: dict[str, float] = {}  # seconds spent encoding / searching in the last search()
 
     def own_doc(self, topic: Topic) -> str | None:
         if topic.doc_id:
@@ -79,7 +81,9 @@ class DenseRetriever(Retriever):
     def search(self, topics: list[Topic], k: int) -> Run:
         if not topics:
             return {}
+        started = time.perf_counter()
         vectors = self.encoder.encode_queries(topics, batch_size=self.batch_size, progress=self.progress)
+        encoded = time.perf_counter()
         owns = np.array([self.index.doc_number.get(self.own_doc(t) or "", -1) for t in topics])
         kinds = [KIND_CODES.get(self.query_kind(t)) if self.same_kind else None for t in topics]
         run: Run = {}
@@ -99,4 +103,5 @@ class DenseRetriever(Retriever):
                 bar.update(1)
             pending, fetch = still, fetch * 4
         bar.close()
+        self.last_timing = {"encode": encoded - started, "search": time.perf_counter() - encoded}
         return run
