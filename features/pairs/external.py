@@ -179,5 +179,5 @@ def external_providers() -> list[FeatureProvider]:
     return [
         SparseFieldsProvider(),
         RetrieverScoresProvider("bm25f", "BM25F (mention, coref, ner, context) score and rank of the candidate",
-                                _bm25f, depth=300, requires=_bm25f_missing),
+                                _bm25f, depth=100, requires=_bm25f_missing),
     ]

@@ -1,0 +1,99 @@
+"""``python -m hybrid.ltr`` end to end on the tiny index: train, rerank, refusal, export, ablate, importance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hybrid.cli_common import run_cli
+from hybrid.formats.runs import read_run
+from hybrid.ltr import main
+
+CONFIGS = Path(__file__).resolve().parents[2] / "ltr" / "configs"
+
+
+@pytest.fixture(scope="module")
+def first_stage(tiny_index, data_dir, tmp_path_factory):
+    from hybrid.search import main as search
+
+    out = tmp_path_factory.mktemp("ltr-cli")
+    run, spans = out / "mf.trec", out / "mf.spans.jsonl"
+    assert search(["--index", str(tiny_index), "--topics", str(data_dir / "tiny_topics.jsonl"), "--model",
+                   "multifield", "--hits", "10", "--output", str(run), "--spans", str(spans), "--quiet"]) == 0
+    return {"dir": out, "run": run, "spans": spans, "topics": data_dir / "tiny_topics.jsonl",
+            "qrels": data_dir / "tiny_qrels.txt", "index": tiny_index}
+
+
+def inputs(fs: dict) -> list[str]:
+    return ["--index", str(fs["index"]), "--topics", str(fs["topics"]), "--run", str(fs["run"]), "--spans",
+            str(fs["spans"]), "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def model(first_stage):
+    out = first_stage["dir"] / "model"
+    argv = ["train", *inputs(first_stage), "--qrels", str(first_stage["qrels"]), "--learner", "logistic",
+            "--featureset", str(CONFIGS / "default.toml"), "--output", str(out), "--importance",
+            str(first_stage["dir"] / "imp.png")]
+    assert run_cli(main, argv) == 0
+    return out
+
+
+def test_train_writes_a_self_describing_model(model, first_stage):
+    meta = json.loads((model / "ltr-model.json").read_text())
+    assert meta["learner"] == "logistic" and meta["featureset"]["name"] == "default"
+    assert meta["config"]["queries"] == 3 and meta["config"]["depth"] == 100
+    assert (first_stage["dir"] / "imp.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_rerank_reorders_the_same_candidates(model, first_stage, capsys):
+    out = first_stage["dir"] / "ltr.trec"
+    argv = ["rerank", *inputs(first_stage), "--model", str(model), "--output", str(out), "--qrels",
+            str(first_stage["qrels"])]
+    assert run_cli(main, argv) == 0
+    before, after = read_run(first_stage["run"]), read_run(out)
+    assert set(after) == set(before)
+    for qid in before:
+        assert {h.docid for h in after[qid]} == {h.docid for h in before[qid]}
+    meta = json.loads(Path(f"{out}.meta.json").read_text())
+    assert meta["queries"] == 3 and meta["fingerprint"] and "features_s" in meta
+    assert "AP@100 event" in capsys.readouterr().err
+
+
+def test_rerank_refuses_another_feature_set(model, first_stage, capsys):
+    argv = ["rerank", *inputs(first_stage), "--model", str(model), "--output", str(first_stage["dir"] / "x.trec"),
+            "--featureset", str(CONFIGS / "linear.toml")]
+    assert run_cli(main, argv) == 2
+    err = capsys.readouterr().err
+    assert "is not the one this model was trained with" in err and "linear.toml" in err
+    assert not (first_stage["dir"] / "x.trec").exists()
+
+
+def test_export_letor(first_stage):
+    out = first_stage["dir"] / "tiny.letor"
+    argv = ["export", *inputs(first_stage), "--qrels", str(first_stage["qrels"]), "--output", str(out)]
+    assert run_cli(main, argv) == 0
+    lines = out.read_text().splitlines()[1:]
+    assert len(lines) == sum(len(h) for h in read_run(first_stage["run"]).values())
+    assert any(line.startswith("1 qid:") and "docid=b2:0" in line for line in lines)
+
+
+def test_ablate_by_topic_cv(first_stage, capsys):
+    argv = ["ablate", *inputs(first_stage), "--qrels", str(first_stage["qrels"]), "--learner", "logistic",
+            "--cv", "2", "--output", str(first_stage["dir"] / "ablation.md")]
+    assert run_cli(main, argv) == 0
+    table = (first_stage["dir"] / "ablation.md").read_text()
+    for group in ("full", "-string", "-type", "-chain", "-arguments", "-context", "-first_stage"):
+        assert f"| {group} |" in table
+
+
+def test_importance_command(model, first_stage, capsys):
+    png = first_stage["dir"] / "imp2.png"
+    argv = ["importance", *inputs(first_stage), "--qrels", str(first_stage["qrels"]), "--model", str(model),
+            "--png", str(png), "--top", "5"]
+    assert run_cli(main, argv) == 0
+    out = capsys.readouterr().out
+    assert "| feature | group | native (share) | permutation ΔAP@100 |" in out
+    assert png.read_bytes()[:4] == b"\x89PNG"
