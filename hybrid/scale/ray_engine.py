@@ -200,11 +200,14 @@ class RayEngine(Engine):
                     desc="batches"):
         context = self.ray.data.DataContext.get_current()
         context.enable_progress_bars = progress
-        dataset = self.ray.data.read_text([str(p) for p in paths])
+        # Reading is light; with num_cpus=1 the read tasks could wait forever behind a worker pool that holds
+        # every CPU (seen with Ray 2.60 on 2 cores).
+        dataset = self.ray.data.read_text([str(p) for p in paths], num_cpus=0)
         workers = concurrency or (max(1, self.gpus()) if num_gpus else self.cpus())
         dataset = dataset.map_batches(
             udf, fn_constructor_kwargs=udf_kwargs, batch_size=batch_size, batch_format="numpy",
-            concurrency=workers, num_cpus=0 if num_gpus else 1, num_gpus=num_gpus or None,
+            compute=self.ray.data.ActorPoolStrategy(size=workers), num_cpus=0 if num_gpus else 1,
+            num_gpus=num_gpus or None,
         )
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
             yield _as_columns(batch)

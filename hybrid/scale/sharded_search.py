@@ -99,16 +99,22 @@ def anserini_tie_adjust(scores: Sequence[float]) -> list[float]:
     return [float(v) for v in out]
 
 
-def merge_top(lists: Sequence[tuple[Sequence[str], Sequence[float]]], k: int) -> tuple[list[str], list[float]]:
-    """Merge lists sorted by (score desc, id asc) into the top ``k`` (str order = Lucene's UTF-8 byte order)."""
-    streams = [zip((-s for s in scores), ids, strict=True) for ids, scores in lists if len(ids)]
-    ids, scores = [], []
-    for neg, docid in heapq.merge(*streams):
-        if len(ids) >= k:
+def merge_top(lists: Sequence[Sequence[Sequence]], k: int) -> list[tuple]:
+    """Merge hit lists sorted by (score desc, id asc) into the top ``k`` ``(id, score, mention)`` tuples.
+
+    Each list is ``(ids, scores)`` or ``(ids, scores, mention ids)``; str order equals Lucene's UTF-8 byte order.
+    """
+    streams = []
+    for columns in lists:
+        ids, scores = columns[0], columns[1]
+        mentions = columns[2] if len(columns) > 2 and columns[2] is not None else [None] * len(ids)
+        streams.append(zip((-s for s in scores), ids, mentions, strict=True))
+    out = []
+    for neg, docid, mention in heapq.merge(*streams, key=lambda row: (row[0], row[1])):
+        if len(out) >= k:
             break
-        ids.append(docid)
-        scores.append(-neg)
-    return ids, scores
+        out.append((docid, -neg, mention))
+    return out
 
 
 # -- one process's shards --------------------------------------------------------------------------------------
@@ -157,9 +163,10 @@ class ShardGroup:
                 total += np.asarray(shard.localTermStatistics(fields, terms), dtype=np.int64)
         return total.tolist()
 
-    def search(self, part: str, queries: list[Any], k: int, fields: list[str], terms: list[str],
-               stats: list[int]) -> list[tuple[list[str], list[float]]]:
-        """Top ``k`` per query over this group's shards, scored with the given collection-wide term statistics.
+    def search(self, part: str, queries: list[Any], k: int, fields: list[str], terms: list[str], stats: list[int],
+               collapse: bool = False) -> list[tuple[list[str], list[float], list[str] | None]]:
+        """Top ``k`` per query over this group's shards, scored with the given collection-wide term statistics:
+        ``(ids, scores, None)``, or with ``collapse`` (mention documents) ``(passage ids, scores, mention ids)``.
 
         ``queries`` are Java ``Query`` objects in-process or ``QueryCodec`` strings from another process.
         """
@@ -171,8 +178,9 @@ class ShardGroup:
         if fields:
             for shard in shards:
                 shard.setTermStatistics(fields, terms, stats)
-        found = self.searcher_class.searchShards(shards, queries, int(k), min(self.threads, len(shards) * len(queries)))
-        return [(list(hits.ids), list(hits.scores)) for hits in found]
+        threads = min(self.threads, len(shards) * len(queries))
+        found = self.searcher_class.searchShards(shards, queries, int(k), threads, bool(collapse))
+        return [(list(h.ids), list(h.scores), list(h.mentions) if collapse else None) for h in found]
 
     def stored(self, part: str, docid: str, field: str) -> str | None:
         for shard in self.shards[part]:
@@ -242,12 +250,30 @@ class ShardedLuceneSearcher:
     def set_bm25(self, k1: float = 0.9, b: float = 0.4) -> None:
         self._all("set_bm25", self.part, float(k1), float(b))
 
-    def search_many(self, queries: Sequence[Any], k: int, adjust_ties: bool = True) -> list[list[ShardHit]]:
-        """Top ``k`` for each query (a string, analysed like ``LuceneSearcher.search``, or a Java ``Query``).
+    def search_many(self, queries: Sequence[Any], k: int) -> list[list[ShardHit]]:
+        """Top ``k`` for each query (a string, analysed like ``LuceneSearcher.search``, or a Java ``Query``),
+        with Anserini's tie adjustment applied to the merged list, as pyserini does on one index."""
+        out = []
+        for rows in self._fan_out(queries, k, collapse=False):
+            scores = anserini_tie_adjust([score for _, score, _ in rows])
+            out.append([ShardHit(docid, score) for (docid, _, _), score in zip(rows, scores, strict=True)])
+        return out
 
-        ``adjust_ties``: apply Anserini's tie adjustment as pyserini does (default); False gives raw Lucene
-        scores, ordered by (score desc, id asc).
-        """
+    def search_passages(self, queries: Sequence[Any], k: int) -> list[list[Hit]]:
+        """Top ``k`` passages per query over mention documents: best mention per passage (ties: smaller mention
+        id), passages by (raw score desc, id asc) - the exact top k of one index, collapsed inside each shard."""
+        out = []
+        for rows in self._fan_out(queries, k, collapse=True):
+            hits = []
+            for passage_id, score, mention_id in rows:
+                _, start, end = parse_mention_doc_id(mention_id)
+                hits.append(Hit(docid=passage_id, score=score, mention_start=start, mention_end=end,
+                                mention_id=mention_id))
+            out.append(hits)
+        return out
+
+    def _fan_out(self, queries: Sequence[Any], k: int, collapse: bool) -> list[list[tuple]]:
+        """The dfs round trip: query terms -> summed shard statistics -> search every shard -> merge per query."""
         if not queries:
             return []
         jqueries = [self._bag_of_words(q) if isinstance(q, str) else q for q in queries]
@@ -261,14 +287,8 @@ class ShardedLuceneSearcher:
         for local in self._all("term_statistics", self.part, fields, terms):
             stats += np.asarray(local, dtype=np.int64)
         payload = list(self.codec.encodeAll(jqueries)) if self.engine.parallel else jqueries
-        per_group = self._all("search", self.part, payload, int(k), fields, terms, stats.tolist())
-        out = []
-        for q in range(len(jqueries)):
-            ids, scores = merge_top([found[q] for found in per_group], k)
-            if adjust_ties:
-                scores = anserini_tie_adjust(scores)
-            out.append([ShardHit(docid, score) for docid, score in zip(ids, scores, strict=True)])
-        return out
+        per_group = self._all("search", self.part, payload, int(k), fields, terms, stats.tolist(), collapse)
+        return [merge_top([found[q] for found in per_group], k) for q in range(len(jqueries))]
 
     def search(self, q: Any, k: int = 10, **_: Any) -> list[ShardHit]:
         return self.search_many([q], k)[0]
@@ -320,36 +340,18 @@ class ShardedIndex(SparseIndex):
 # -- retrievers whose search does not go through ``index.passages`` / ``index.mentions`` ---------------------
 
 
-def collapse_mentions(hits: Sequence[ShardHit], k: int, fetched: int) -> tuple[bool, list[Hit]]:
-    """Best mention per passage from mention hits sorted by (score desc, mention id asc).
-
-    A passage keeps its first (best-scoring, then smallest-id) mention; passages sort by (score desc, id asc).
-    Returns (complete, top k). The top k is exact unless the list was cut (``len(hits) == fetched``) at a score
-    the k-th passage ties or beats: an unseen mention could then still tie its way in, so fetch more.
-    """
-    best: dict[str, Hit] = {}
-    for hit in hits:
-        passage_id, start, end = parse_mention_doc_id(hit.docid)
-        if passage_id not in best:
-            best[passage_id] = Hit(docid=passage_id, score=hit.score, mention_start=start, mention_end=end,
-                                   mention_id=hit.docid)
-    top = sorted(best.values(), key=lambda h: (-h.score, h.docid))[:k]
-    complete = len(hits) < fetched or (len(top) >= k and top[-1].score > hits[-1].score)
-    return complete, top
-
-
 class ShardedMultiField(Retriever):
     """:class:`~hybrid.retrieval.sparse.MultiFieldBM25` on a :class:`ShardedIndex`.
 
     The single-index retriever opens ``<index>/mentions`` itself (a Java collapse searcher), which a sharded
-    index does not have. This one builds the same queries (``base.build_query``), scores all shards'
-    mentions with collection-wide statistics, merges them by (score desc, mention id asc) and collapses to
-    the best mention per passage, fetching more only while a tie at the cut could change the top k - the
-    exact top k of one index, whole topic batches per fan-out.
+    index does not have. This one builds the same queries (``base.build_query``) and sends a whole topic
+    batch to every shard at once; each shard scores its mentions with collection-wide statistics and
+    collapses them to its top k passages (best mention wins), and the lists merge by (score desc, passage
+    id asc). A passage's mentions all live in one shard, so this is the exact top k of one index.
     """
 
-    def __init__(self, base: MultiFieldBM25, index: ShardedIndex):
-        self.base, self.index = base, index
+    def __init__(self, base: MultiFieldBM25, index: ShardedIndex, batch: int = 256):
+        self.base, self.index, self.batch = base, index, batch
         self.name, self.k = base.name, base.k
 
     def search(self, topics: list[Topic], k: int) -> Run:
@@ -362,15 +364,10 @@ class ShardedMultiField(Retriever):
             query = base.build_query(topic, record, index.exclude_doc(topic, record))
             if query is not None:
                 pending.append((topic.qid, query))
-        fetch = k * max(1, base.overfetch)
-        while pending:
-            found = index.mentions.search_many([q for _, q in pending], fetch, adjust_ties=False)
-            again = []
-            for (qid, query), hits in zip(pending, found, strict=True):
-                complete, run[qid] = collapse_mentions(hits, k, fetch)
-                if not complete:
-                    again.append((qid, query))
-            pending, fetch = again, fetch * 4
+        for at in range(0, len(pending), self.batch):
+            chunk = pending[at : at + self.batch]
+            found = index.mentions.search_passages([q for _, q in chunk], k)
+            run.update({qid: hits for (qid, _), hits in zip(chunk, found, strict=True)})
         return run
 
 

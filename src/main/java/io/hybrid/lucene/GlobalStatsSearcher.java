@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,7 +15,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.DocValues;
 import org.apache.lucene.index.FieldInfo;
 import org.apache.lucene.index.FieldInfos;
 import org.apache.lucene.index.IndexOptions;
@@ -23,11 +27,15 @@ import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.Terms;
 import org.apache.lucene.search.CollectionStatistics;
+import org.apache.lucene.search.Collector;
 import org.apache.lucene.search.ConstantScoreQuery;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.LeafCollector;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
+import org.apache.lucene.search.Scorable;
 import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.ScoreMode;
 import org.apache.lucene.search.Sort;
 import org.apache.lucene.search.SortField;
 import org.apache.lucene.search.TermQuery;
@@ -83,14 +91,19 @@ public class GlobalStatsSearcher extends IndexSearcher {
 
   private volatile boolean global = false;
 
-  /** The hits of one query: ids and raw scores, best first. */
+  /**
+   * The hits of one query, best first: ids and raw scores; for passage hits collapsed from mention documents
+   * ({@link #topPassages}) also the id of each passage's best mention (else null).
+   */
   public static final class TopHits {
     public final String[] ids;
     public final float[] scores;
+    public final String[] mentions;
 
-    public TopHits(String[] ids, float[] scores) {
+    public TopHits(String[] ids, float[] scores, String[] mentions) {
       this.ids = ids;
       this.scores = scores;
+      this.mentions = mentions;
     }
 
     public int size() {
@@ -254,7 +267,19 @@ public class GlobalStatsSearcher extends IndexSearcher {
       ids[i] = stored.document(hit.doc, idOnly).get(ID);
       scores[i] = hit.score;
     }
-    return new TopHits(ids, scores);
+    return new TopHits(ids, scores, null);
+  }
+
+  /**
+   * Top {@code k} passages of a query over mention documents (ids {@code <passage id>#<start>-<end>}): a passage
+   * scores its best mention ("best mention wins"; ties: the smaller mention id), passages sort by (score desc,
+   * passage id asc). Collapsing while collecting is exact without over-fetching and keeps Lucene's block-max
+   * skipping (see {@link PassageCollector}).
+   */
+  public TopHits topPassages(Query query, int k) throws IOException {
+    PassageCollector collector = new PassageCollector(k);
+    search(query, collector);
+    return collector.top();
   }
 
   /** A stored field of the document with this id, or null (e.g. {@code raw} for the annotated passage JSON). */
@@ -270,8 +295,8 @@ public class GlobalStatsSearcher extends IndexSearcher {
    * Every query on every shard (on up to {@code threads} threads), merged per query into the top {@code k} by
    * (score desc, id asc). The shards of one process share this call so a single Python call fans out in parallel.
    */
-  public static TopHits[] searchShards(GlobalStatsSearcher[] shards, Query[] queries, int k, int threads)
-      throws IOException {
+  public static TopHits[] searchShards(
+      GlobalStatsSearcher[] shards, Query[] queries, int k, int threads, boolean passages) throws IOException {
     int n = queries.length;
     int s = shards.length;
     TopHits[][] parts = new TopHits[n][s];
@@ -279,7 +304,7 @@ public class GlobalStatsSearcher extends IndexSearcher {
     int workers = Math.max(1, Math.min(threads, tasks));
     if (workers == 1) {
       for (int t = 0; t < tasks; t++) {
-        parts[t / s][t % s] = shards[t % s].topHits(queries[t / s], k);
+        parts[t / s][t % s] = shards[t % s].top(queries[t / s], k, passages);
       }
     } else {
       AtomicInteger next = new AtomicInteger();
@@ -289,7 +314,7 @@ public class GlobalStatsSearcher extends IndexSearcher {
             POOL.submit(
                 () -> {
                   for (int t = next.getAndIncrement(); t < tasks; t = next.getAndIncrement()) {
-                    parts[t / s][t % s] = shards[t % s].topHits(queries[t / s], k);
+                    parts[t / s][t % s] = shards[t % s].top(queries[t / s], k, passages);
                   }
                   return null;
                 }));
@@ -319,6 +344,10 @@ public class GlobalStatsSearcher extends IndexSearcher {
     return out;
   }
 
+  private TopHits top(Query query, int k, boolean passages) throws IOException {
+    return passages ? topPassages(query, k) : topHits(query, k);
+  }
+
   /** k-way merge of lists each sorted by (score desc, id asc); ids compared as UTF-8 bytes like Lucene. */
   public static TopHits merge(TopHits[] lists, int k) {
     if (lists.length == 1) {
@@ -331,6 +360,7 @@ public class GlobalStatsSearcher extends IndexSearcher {
     int size = Math.min(k, total);
     String[] ids = new String[size];
     float[] scores = new float[size];
+    String[] mentions = lists[0].mentions == null ? null : new String[size];
     int[] at = new int[lists.length];
     BytesRef[] heads = new BytesRef[lists.length];
     for (int i = 0; i < size; i++) {
@@ -348,14 +378,138 @@ public class GlobalStatsSearcher extends IndexSearcher {
       }
       ids[i] = lists[best].ids[at[best]];
       scores[i] = lists[best].scores[at[best]];
+      if (mentions != null) {
+        mentions[i] = lists[best].mentions[at[best]];
+      }
       at[best]++;
       heads[best] = null;
     }
-    return new TopHits(ids, scores);
+    return new TopHits(ids, scores, mentions);
   }
 
   private static boolean before(float score, BytesRef id, float otherScore, BytesRef otherId) {
     int byScore = Float.compare(otherScore, score);
     return byScore < 0 || (byScore == 0 && id.compareTo(otherId) < 0);
+  }
+
+  /**
+   * Collects the top k passages by their best mention while searching.
+   *
+   * <p>A min-heap holds the current top k passages (worst first: lower score, then larger passage id) and a map
+   * finds a passage's entry. Once the heap is full its worst score is the minimum competitive score, so Lucene may
+   * skip documents scoring below it: such a document can neither add a passage (k better ones exist) nor improve
+   * one in the heap (those already score higher). Documents scoring exactly the minimum are still collected,
+   * because ties are broken by passage id, and mention ties by mention id. A passage pushed out of the heap can
+   * never come back with the same or a lower score, since everything in the heap then ranks above it.
+   */
+  private static final class PassageCollector implements Collector {
+    private static final class Entry {
+      final BytesRef passage;
+      BytesRef mention;
+      float score;
+
+      Entry(BytesRef passage, BytesRef mention, float score) {
+        this.passage = passage;
+        this.mention = mention;
+        this.score = score;
+      }
+    }
+
+    /** Negative when {@code a} ranks below {@code b}. */
+    private static int rank(float aScore, BytesRef aPassage, float bScore, BytesRef bPassage) {
+      int byScore = Float.compare(aScore, bScore);
+      return byScore != 0 ? byScore : bPassage.compareTo(aPassage);
+    }
+
+    private final int k;
+    private final PriorityQueue<Entry> heap;
+    private final HashMap<BytesRef, Entry> byPassage = new HashMap<>();
+
+    PassageCollector(int k) {
+      this.k = Math.max(1, k);
+      this.heap = new PriorityQueue<>(this.k, (a, b) -> rank(a.score, a.passage, b.score, b.passage));
+    }
+
+    @Override
+    public ScoreMode scoreMode() {
+      return ScoreMode.TOP_SCORES;
+    }
+
+    @Override
+    public LeafCollector getLeafCollector(LeafReaderContext context) throws IOException {
+      final BinaryDocValues ids = DocValues.getBinary(context.reader(), ID); // Anserini's id doc values
+      return new LeafCollector() {
+        private Scorable scorer;
+
+        @Override
+        public void setScorer(Scorable scorer) throws IOException {
+          this.scorer = scorer;
+          competitive();
+        }
+
+        private void competitive() throws IOException {
+          if (heap.size() >= k) {
+            scorer.setMinCompetitiveScore(heap.peek().score);
+          }
+        }
+
+        @Override
+        public void collect(int doc) throws IOException {
+          float score = scorer.score();
+          if (heap.size() >= k && score < heap.peek().score) {
+            return;
+          }
+          if (!ids.advanceExact(doc)) {
+            throw new IllegalStateException("mention document without an id (doc " + doc + ")");
+          }
+          BytesRef mention = ids.binaryValue();
+          int cut = mention.offset + mention.length - 1;
+          while (cut >= mention.offset && mention.bytes[cut] != '#') {
+            cut--;
+          }
+          if (cut < mention.offset) {
+            throw new IllegalStateException("not a mention id: " + mention.utf8ToString());
+          }
+          BytesRef passage = new BytesRef(mention.bytes, mention.offset, cut - mention.offset);
+          Entry entry = byPassage.get(passage);
+          if (entry != null) {
+            if (score > entry.score || (score == entry.score && mention.compareTo(entry.mention) < 0)) {
+              heap.remove(entry);
+              entry.score = score;
+              entry.mention = BytesRef.deepCopyOf(mention);
+              heap.add(entry);
+              competitive();
+            }
+            return;
+          }
+          if (heap.size() >= k) {
+            Entry worst = heap.peek();
+            if (rank(score, passage, worst.score, worst.passage) <= 0) {
+              return;
+            }
+            heap.poll();
+            byPassage.remove(worst.passage);
+          }
+          Entry added = new Entry(BytesRef.deepCopyOf(passage), BytesRef.deepCopyOf(mention), score);
+          heap.add(added);
+          byPassage.put(added.passage, added);
+          competitive();
+        }
+      };
+    }
+
+    TopHits top() {
+      Entry[] entries = heap.toArray(new Entry[0]);
+      Arrays.sort(entries, (a, b) -> rank(b.score, b.passage, a.score, a.passage));
+      String[] ids = new String[entries.length];
+      float[] scores = new float[entries.length];
+      String[] mentions = new String[entries.length];
+      for (int i = 0; i < entries.length; i++) {
+        ids[i] = entries[i].passage.utf8ToString();
+        scores[i] = entries[i].score;
+        mentions[i] = entries[i].mention.utf8ToString();
+      }
+      return new TopHits(ids, scores, mentions);
+    }
   }
 }
