@@ -33,6 +33,10 @@ def parser() -> argparse.ArgumentParser:
                    help="replace an existing index (only once the new one is complete)")
     p.add_argument("--skip-bad", action="store_true", help="skip malformed corpus lines (reported) instead of failing")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--shards", type=int, help="split the corpus by document into N shards, each a complete index")
+    p.add_argument("--engine", choices=("auto", "ray", "local"), default="auto",
+                   help="with --shards: annotate and build on Ray, or in-process (auto: Ray if a cluster is named)")
+    p.add_argument("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, else Ray on this machine)")
     return p
 
 
@@ -45,7 +49,16 @@ def main(argv: list[str] | None = None) -> int:
         gold_chains=not args.no_gold_chains, empty_means_unannotated=not args.keep_empty_annotations,
     )
     config = IndexConfig(corpus=args.corpus, annotation=annotation, threads=args.threads)
-    meta = build_index(config, args.index, overwrite=args.overwrite, skip_bad=args.skip_bad, progress=not args.quiet)
+    if args.shards:
+        from hybrid.scale.ray_engine import get_engine
+        from indexes.shards import build_sharded_index
+
+        with get_engine(args.engine, address=args.ray_address) as engine:
+            meta = build_sharded_index(config, args.index, args.shards, engine=engine, overwrite=args.overwrite,
+                                       skip_bad=args.skip_bad, progress=not args.quiet)
+    else:
+        meta = build_index(config, args.index, overwrite=args.overwrite, skip_bad=args.skip_bad,
+                           progress=not args.quiet)
     print(json.dumps({"index": args.index, **meta["counts"], "seconds": meta["build_seconds"]}))
     return 0
 

@@ -36,6 +36,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--topics", required=True,
                    help="topics TSV/JSONL, or 'sample' for the bundled ECB+ sample topics")
     p.add_argument("--index", help="hybrid index directory (default: the bundled sample, built on first use)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="sharded index: search its shards in this process (Java threads) or on Ray actors")
     p.add_argument("--output", help="TREC run to write (default: run.<model>.trec)")
     p.add_argument("--model", choices=MODELS, default="multifield")
     p.add_argument("--query", choices=QUERY_FORMULATIONS, default="sentence",
@@ -77,17 +79,18 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.formats.topics import read_topics
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.sample import sample_index, sample_paths
+    from hybrid.scale.sharded_search import open_index, shard_retriever
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":
         paths = sample_paths()
         topics_path, qrels_path = paths.topics, qrels_path or paths.qrels
-    index = SparseIndex(args.index) if args.index else SparseIndex(sample_index(progress=not args.quiet))
+    index = open_index(args.index, args.engine) if args.index else SparseIndex(sample_index(progress=not args.quiet))
     skipped = SkipReport() if args.skip_bad else None
     topics = read_topics(topics_path, resolve=index.passage_text, skip_bad=skipped)
     if skipped:
         print(skipped.summary(), file=sys.stderr)
-    retriever = build_retriever(args, index)
+    retriever = shard_retriever(build_retriever(args, index), index)
     started = time.time()
     run = retriever.search(topics, args.hits)
     elapsed = time.time() - started

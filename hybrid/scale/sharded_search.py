@@ -63,12 +63,20 @@ def _java(name: str):
         ) from error
 
 
+#: What this module calls; a jar built before they existed is reported as missing, not as a JavaException.
+REQUIRED_METHODS = ("topHits", "topPassages", "searchShards", "setTermStatistics", "localTermStatistics")
+
+
 def has_global_stats_searcher() -> bool:
+    """True when the running JVM has an up-to-date ``GlobalStatsSearcher`` (the project jar is built)."""
     try:
         _java(SEARCHER_CLASS)
     except RuntimeError:
         return False
-    return True
+    from jnius import autoclass
+
+    methods = {m.getName() for m in autoclass("java.lang.Class").forName(SEARCHER_CLASS).getMethods()}
+    return set(REQUIRED_METHODS) <= methods
 
 
 # -- Anserini's tie adjustment, bit for bit -------------------------------------------------------------------
@@ -128,6 +136,9 @@ class ShardGroup:
     """
 
     def __init__(self, shard_dirs: list[str], threads: int = 1):
+        if not has_global_stats_searcher():
+            raise RuntimeError(f"the project jar's {SEARCHER_CLASS} is missing or outdated; rebuild it: "
+                               f"{JAR_BUILD_COMMAND}")
         searcher = _java(SEARCHER_CLASS)
         self.codec = _java(CODEC_CLASS)
         self.searcher_class = searcher
@@ -350,8 +361,9 @@ class ShardedMultiField(Retriever):
     id asc). A passage's mentions all live in one shard, so this is the exact top k of one index.
     """
 
-    def __init__(self, base: MultiFieldBM25, index: ShardedIndex, batch: int = 256):
-        self.base, self.index, self.batch = base, index, batch
+    def __init__(self, base: MultiFieldBM25, index: ShardedIndex, batch: int | None = None):
+        self.base, self.index = base, index
+        self.batch = max(1, batch or int(getattr(base, "batch_size", 256)))
         self.name, self.k = base.name, base.k
 
     def search(self, topics: list[Topic], k: int) -> Run:
