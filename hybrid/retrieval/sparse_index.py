@@ -25,7 +25,12 @@ class SparseIndex:
             raise IndexMissingError(
                 f"{self.path} is not a complete hybrid index (no {METADATA}); rebuild it with `python -m hybrid.index`"
             )
-        self.metadata = json.loads(meta.read_text(encoding="utf-8"))
+        try:
+            self.metadata = json.loads(meta.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise IndexMissingError(
+                f"{meta} is corrupt ({exc}); {self.path} is not a complete hybrid index, rebuild it"
+            ) from None
         for part in (PASSAGES, MENTIONS):
             if not (self.path / part).is_dir():
                 raise IndexMissingError(f"{self.path} lacks its {part}/ Lucene index; rebuild it")

@@ -59,3 +59,14 @@ def test_failed_build_leaves_nothing(tmp_path):
     with pytest.raises(InputError, match=r"bad.jsonl:2: .*empty text"):
         build_index(IndexConfig(corpus=str(bad), annotation=AnnotationConfig()), tmp_path / "idx", progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
+
+
+def test_corrupt_metadata_is_a_clear_error(tiny_corpus, tmp_path):
+    from hybrid.errors import IndexMissingError
+    from hybrid.retrieval.sparse_index import SparseIndex
+
+    out = tmp_path / "idx"
+    build_index(IndexConfig(corpus=str(tiny_corpus), annotation=AnnotationConfig()), out, progress=False)
+    (out / METADATA).write_text("{ not json")
+    with pytest.raises(IndexMissingError, match="corrupt"):
+        SparseIndex(out)
