@@ -28,6 +28,8 @@ import hashlib
 import json
 import logging
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -347,6 +349,145 @@ def build_sharded_index(
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if report:
         log.warning(report.summary())
+    return manifest
+
+
+# -- dense shards: encoding as a batch job ------------------------------------------------------------------
+
+
+class EncodeBatch:
+    """Ray Data UDF: passage vectors (one per candidate mention) for a batch of passages of any shards.
+
+    Loads the encoder once per worker, on the GPU Ray assigned when there is one. Returns the vectors as
+    float32 bytes per passage (their row count varies), keyed by shard and passage number, so the driver
+    can add them to each shard's FAISS index in passage order.
+    """
+
+    def __init__(self, encoder: str, config: dict[str, Any], batch_size: int, device: str | None = None):
+        from hybrid.dense.encoder import BiEncoder, EncoderConfig
+
+        self.encoder = BiEncoder.load(encoder, config=EncoderConfig.from_json(config), device=device)
+        self.batch_size = batch_size
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from hybrid.dense.encoder import Unit
+
+        items = [json.loads(line) for line in batch["text"]]
+        units = [Unit(item["text"], [(s, e) for s, e in item["spans"]]) for item in items]
+        vectors = self.encoder.encode_units(units, "passage", batch_size=self.batch_size)
+        sizes = [max(len(item["spans"]), 1) for item in items]
+        bounds = np.cumsum([0, *sizes])
+        return {
+            "shard": np.array([item["shard"] for item in items], dtype=np.int64),
+            "number": np.array([item["number"] for item in items], dtype=np.int64),
+            "vectors": np.array([vectors[a:b].tobytes() for a, b in zip(bounds[:-1], bounds[1:], strict=True)],
+                                dtype=object),
+        }
+
+
+def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = "local", index_type: str = "flat",
+                       batch_size: int = 64, chunk: int = 512, overwrite: bool = False,
+                       progress: bool = True) -> dict[str, Any]:
+    """Add ``dense/`` (see :mod:`indexes.faiss_index`) to every shard of a sharded index; update the manifest.
+
+    Encoding is one batch job over all shards' passages (``chunk`` passages per batch, GPU workers when the
+    engine has GPUs); each shard's FAISS index is written atomically, then the manifest (new checksums).
+    """
+    import faiss
+
+    from hybrid.atomic import atomic_write
+    from hybrid.dense.encoder import BiEncoder
+    from hybrid.retrieval.sparse_index import SparseIndex
+    from hybrid.scale.ray_engine import get_engine
+    from indexes.faiss_index import (
+        DENSE_DIR,
+        DENSE_METADATA,
+        KIND_CODES,
+        PASSAGE_TABLE,
+        ROWS,
+        VECTORS,
+        _new_faiss,
+        iter_index_passages,
+    )
+    from indexes.faiss_index import FORMAT_VERSION as DENSE_FORMAT
+
+    path = Path(path).resolve()
+    engine = get_engine(engine)
+    manifest = read_manifest(path)
+    model = BiEncoder.load(encoder, device="cpu")  # describe()/dim for the metadata; workers load their own
+    started = time.time()
+    tables, files = [], []
+    work = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".encoding", dir=path.parent))
+    try:
+        for i, shard in enumerate(manifest["shards"]):
+            if (path / shard["name"] / DENSE_DIR).exists() and not overwrite:
+                raise FileExistsError(f"{path / shard['name'] / DENSE_DIR} already exists (pass --overwrite)")
+            sparse = SparseIndex(path / shard["name"])
+            passages = iter_index_passages(sparse)
+            tables.append(passages)
+            files.append(work / f"{shard['name']}.jsonl")
+            with open(files[-1], "w", encoding="utf-8") as out:
+                for number, p in enumerate(passages):
+                    spans = [[s, e] for s, e, _ in p.mentions]
+                    out.write(json.dumps({"shard": i, "number": number, "text": p.text, "spans": spans},
+                                         ensure_ascii=False) + "\n")
+        indexes = [_new_faiss(index_type, model.dim, 32, 200) for _ in tables]
+        expected = [0] * len(tables)
+        gpus = engine.gpus()
+        mark = time.time()
+        outputs = engine.map_batches(
+            files, EncodeBatch, {"encoder": model.source, "config": asdict(model.config), "batch_size": batch_size},
+            batch_size=chunk, num_gpus=1 if gpus else 0, progress=progress, desc="encode",
+        )
+        for out in outputs:
+            for shard, number, blob in zip(out["shard"], out["number"], out["vectors"], strict=True):
+                if number != expected[shard]:
+                    raise RuntimeError(f"encoded passages of shard {shard} arrived out of order")
+                expected[shard] += 1
+                indexes[shard].add(np.frombuffer(blob, dtype=np.float32).reshape(-1, model.dim))
+        encode_seconds = time.time() - mark
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    env = versions()
+    for i, (shard, passages) in enumerate(zip(manifest["shards"], tables, strict=True)):
+        doc_numbers: dict[str, int] = {}
+        rows: list[tuple[int, int, int, int]] = []
+        for number, p in enumerate(passages):
+            doc_numbers.setdefault(p.doc_id, len(doc_numbers))
+            if p.mentions:
+                rows.extend((number, s, e, KIND_CODES.get(kind, 0)) for s, e, kind in p.mentions)
+            else:
+                rows.append((number, -1, -1, 0))
+        if indexes[i].ntotal != len(rows):
+            raise RuntimeError(f"{shard['name']}: {indexes[i].ntotal} vectors for {len(rows)} mention rows")
+        with atomic_directory(path / shard["name"] / DENSE_DIR, overwrite=overwrite) as tmp:
+            faiss.write_index(indexes[i], str(tmp / VECTORS))
+            np.save(tmp / ROWS, np.asarray(rows, dtype=np.int32).reshape(-1, 4))
+            table = {"ids": [p.id for p in passages], "doc": [doc_numbers[p.doc_id] for p in passages],
+                     "docs": list(doc_numbers)}
+            (tmp / PASSAGE_TABLE).write_text(json.dumps(table, ensure_ascii=False) + "\n", encoding="utf-8")
+            metadata = {
+                "format": DENSE_FORMAT, "kind": "hybrid-dense-index", "encoder": model.describe(),
+                "faiss": {"type": index_type, "dim": model.dim, "metric": "inner_product",
+                          **({"hnsw_m": 32, "ef_construction": 200} if index_type == "hnsw" else {})},
+                "source_index": {"path": str(path / shard["name"]), "corpus_sha256": manifest["corpus_sha256"],
+                                 "counts": {k: shard[k] for k in COUNT_KEYS}},
+                "shard": {"index": i, "of": len(tables)},
+                "counts": {"passages": len(passages), "documents": len(doc_numbers), "vectors": len(rows),
+                           "passages_without_mentions": sum(1 for p in passages if not p.mentions)},
+                "limit": None, "batch_size": batch_size, "engine": engine.name, "gpus": gpus,
+                "encode_seconds": round(encode_seconds, 2), "versions": env,
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+            (tmp / DENSE_METADATA).write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n",
+                                              encoding="utf-8")
+        manifest["shards"][i].update(checksum_tree(path / shard["name"]))
+    manifest["dense"] = {"encoder": model.describe(), "faiss": index_type, "engine": engine.name, "gpus": gpus,
+                         "vectors": sum(int(ix.ntotal) for ix in indexes),
+                         "encode_seconds": round(encode_seconds, 2),
+                         "build_seconds": round(time.time() - started, 2)}
+    with atomic_write(path / MANIFEST) as out:
+        out.write(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return manifest
 
 

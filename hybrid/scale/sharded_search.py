@@ -140,6 +140,7 @@ class ShardGroup:
             raise RuntimeError(f"the project jar's {SEARCHER_CLASS} is missing or outdated; rebuild it: "
                                f"{JAR_BUILD_COMMAND}")
         searcher = _java(SEARCHER_CLASS)
+        self.dirs = [Path(d) for d in shard_dirs]
         self.codec = _java(CODEC_CLASS)
         self.searcher_class = searcher
         self.threads = max(1, threads)
@@ -193,6 +194,32 @@ class ShardGroup:
         found = self.searcher_class.searchShards(shards, queries, int(k), threads, bool(collapse))
         return [(list(h.ids), list(h.scores), list(h.mentions) if collapse else None) for h in found]
 
+    @cached_property
+    def dense(self) -> list:
+        """The shards' dense indexes (``<shard>/dense``), opened on first use."""
+        from indexes.faiss_index import DENSE_DIR, DenseIndex
+
+        return [DenseIndex(d / DENSE_DIR) for d in self.dirs]
+
+    def dense_info(self) -> list[dict[str, Any]]:
+        return [ix.encoder_info for ix in self.dense]
+
+    def dense_lookup(self, passage_id: str, start: int, end: int) -> tuple[str | None, str | None]:
+        """(document, indexed kind of the span) of a passage in these shards, or (None, None)."""
+        for ix in self.dense:
+            doc = ix.doc_of_passage(passage_id)
+            if doc is not None:
+                return doc, ix.kind_of(passage_id, start, end)
+        return None, None
+
+    def dense_search(self, vectors: np.ndarray, owns: list[str | None], kinds: list[int | None], k: int,
+                     overfetch: int) -> list[list[tuple]]:
+        """Top ``k`` passages per query vector over these shards: ``(id, score, start, end)``, merged by
+        (score desc, id asc). Per shard exactly DenseRetriever's search: nearest ``k * overfetch`` mentions,
+        own document and other kinds dropped, best mention per passage, fourfold refetch while short."""
+        per_shard = [dense_top(ix, vectors, owns, kinds, k, overfetch) for ix in self.dense]
+        return [merge_top([_columns(found[q]) for found in per_shard], k) for q in range(len(vectors))]
+
     def stored(self, part: str, docid: str, field: str) -> str | None:
         for shard in self.shards[part]:
             value = shard.stored(docid, field)
@@ -204,6 +231,50 @@ class ShardGroup:
         for shards in self.shards.values():
             for shard in shards:
                 shard.close()
+
+
+def _columns(hits: list[tuple]) -> tuple[list, list, list]:
+    """(id, score, start, end) hits -> (ids, scores, (start, end) spans) columns for :func:`merge_top`."""
+    return [h[0] for h in hits], [h[1] for h in hits], [(h[2], h[3]) for h in hits]
+
+
+def dense_top(index, vectors: np.ndarray, owns: list[str | None], kinds: list[int | None], k: int,
+              overfetch: int) -> list[list[tuple]]:
+    """One dense shard: DenseRetriever's search loop on precomputed query vectors (see ``dense_search``)."""
+    own_numbers = [index.doc_number.get(own, -1) if own else -1 for own in owns]
+    out: list[list[tuple]] = [[] for _ in range(len(vectors))]
+    pending = list(range(len(vectors)))
+    fetch = k * max(1, overfetch)
+    while pending:
+        fetch = min(fetch, index.size)
+        scores, rows = index.search(vectors[pending], fetch)
+        still = []
+        for j, qi in enumerate(pending):
+            hits = _dense_hits(index, scores[j], rows[j], own_numbers[qi], kinds[qi], k)
+            if len(hits) < k and fetch < index.size:
+                still.append(qi)
+                continue
+            out[qi] = hits
+        pending, fetch = still, fetch * 4
+    return out
+
+
+def _dense_hits(index, scores: np.ndarray, rows: np.ndarray, own: int, kind: int | None, k: int) -> list[tuple]:
+    keep = rows >= 0
+    safe = np.where(keep, rows, 0)
+    if own >= 0:
+        keep &= index.row_doc[safe] != own
+    if kind is not None:
+        row_kind = index.row_kind[safe]
+        keep &= (row_kind == kind) | (row_kind == 0)
+    rows, scores = rows[keep], scores[keep]
+    _, first = np.unique(index.row_passage[rows], return_index=True)  # FAISS order: first = best mention
+    first.sort()
+    hits = []
+    for i in first[:k]:
+        number, start, end = (int(x) for x in index.rows[rows[i], :3])
+        hits.append((index.passage_ids[number], float(scores[i]), start, end))
+    return hits
 
 
 # -- pyserini's LuceneSearcher, sharded -------------------------------------------------------------------
@@ -340,6 +411,9 @@ class ShardedIndex(SparseIndex):
         self._passage_cache = lru_cache(maxsize=65536)(self._load_passage)
         self._doc_passages = lru_cache(maxsize=8192)(self._load_document_passage_ids)
 
+    def _all_groups(self, method: str, *args: Any) -> list:
+        return self.engine.gather([group.call(method, *args) for group in self.groups])
+
     @property
     def n_shards(self) -> int:
         return len(self.metadata["shards"])
@@ -381,6 +455,71 @@ class ShardedMultiField(Retriever):
             found = index.mentions.search_passages([q for _, q in chunk], k)
             run.update({qid: hits for (qid, _), hits in zip(chunk, found, strict=True)})
         return run
+
+
+class ShardedDense(Retriever):
+    """:class:`~hybrid.retrieval.dense.DenseRetriever` over the ``dense/`` parts of a sharded index.
+
+    Queries are encoded once here; every shard group searches its FAISS shards with the same vectors
+    (DenseRetriever's loop: own document and other kinds dropped, best mention per passage, refetch while
+    short) and the per-shard top k merge by (score desc, passage id asc). Inner products do not depend on
+    the other vectors, so scores equal the single index's; exactly equal scores (duplicate passages) are
+    ordered by passage id here, by FAISS row order on one index.
+    """
+
+    def __init__(self, index: ShardedIndex, encoder: Any = None, k: int = 100, same_kind: bool = True,
+                 overfetch: int = 8, batch_size: int = 64, progress: bool = False, device: str | None = None,
+                 name: str = "dense"):
+        from hybrid.dense.encoder import BiEncoder, EncoderConfig
+
+        self.index, self.k, self.same_kind, self.overfetch = index, k, same_kind, max(1, overfetch)
+        self.batch_size, self.progress, self.name = batch_size, progress, name
+        infos = [info for found in index._all_groups("dense_info") for info in found]
+        fingerprints = {info["fingerprint"] for info in infos}
+        if len(fingerprints) != 1:
+            raise ConfigError(index.path, None, "the shards' dense indexes were built with different encoders")
+        if isinstance(encoder, BiEncoder):
+            self.encoder = encoder
+        else:
+            config = EncoderConfig.from_json(infos[0]["config"])
+            self.encoder = BiEncoder.load(encoder or infos[0]["path"], config=config, device=device)
+        if self.encoder.fingerprint not in fingerprints:
+            raise ConfigError(index.path, None, f"query encoder {self.encoder.source} is not the encoder the "
+                              f"dense shards were built with ({infos[0]['path']})")
+
+    def _lookup(self, topic: Topic) -> tuple[str | None, str | None]:
+        if not topic.passage_id:
+            return None, None
+        for doc, kind in self.index._all_groups("dense_lookup", topic.passage_id, topic.start, topic.end):
+            if doc is not None:
+                return doc, kind
+        return None, None
+
+    def search(self, topics: list[Topic], k: int) -> Run:
+        from indexes.faiss_index import KIND_CODES
+
+        if not topics:
+            return {}
+        vectors = self.encoder.encode_queries(topics, batch_size=self.batch_size, progress=self.progress)
+        owns, kinds = [], []
+        for topic in topics:
+            doc, kind = (None, None) if topic.doc_id and topic.kind else self._lookup(topic)
+            owns.append(topic.doc_id or doc)
+            kinds.append(KIND_CODES.get(topic.kind or kind) or None if self.same_kind else None)
+        per_group = self.index._all_groups("dense_search", vectors, owns, kinds, k, self.overfetch)
+        run: Run = {}
+        for q, topic in enumerate(topics):
+            run[topic.qid] = [
+                Hit(docid=pid, score=score, mention_start=span[0] if span[0] >= 0 else None,
+                    mention_end=span[1] if span[0] >= 0 else None,
+                    mention_id=f"{pid}#{span[0]}-{span[1]}" if span[0] >= 0 else None)
+                for pid, score, span in merge_top([_columns_merged(found[q]) for found in per_group], k)
+            ]
+        return run
+
+
+def _columns_merged(rows: list[tuple]) -> tuple[list, list, list]:
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
 def shard_retriever(retriever: Retriever, index: SparseIndex) -> Retriever:
