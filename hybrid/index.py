@@ -37,6 +37,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("auto", "ray", "local"), default="auto",
                    help="with --shards: annotate and build on Ray, or in-process (auto: Ray if a cluster is named)")
     p.add_argument("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, else Ray on this machine)")
+    p.add_argument("--dense-encoder", help="with --shards: also encode every shard into <shard>/dense with this "
+                                           "encoder (minilm, a saved encoder or a HF checkpoint)")
     return p
 
 
@@ -49,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         gold_chains=not args.no_gold_chains, empty_means_unannotated=not args.keep_empty_annotations,
     )
     config = IndexConfig(corpus=args.corpus, annotation=annotation, threads=args.threads)
+    if args.dense_encoder and not args.shards:
+        from hybrid.errors import InputError
+
+        raise InputError(None, None, "--dense-encoder needs --shards (one index: python -m hybrid.index_dense)")
     if args.shards:
         from hybrid.scale.ray_engine import get_engine
         from indexes.shards import build_sharded_index
@@ -56,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         with get_engine(args.engine, address=args.ray_address) as engine:
             meta = build_sharded_index(config, args.index, args.shards, engine=engine, overwrite=args.overwrite,
                                        skip_bad=args.skip_bad, progress=not args.quiet)
+            if args.dense_encoder:
+                from indexes.shards import build_dense_shards
+
+                build_dense_shards(args.index, args.dense_encoder, engine=engine, progress=not args.quiet)
     else:
         meta = build_index(config, args.index, overwrite=args.overwrite, skip_bad=args.skip_bad,
                            progress=not args.quiet)
