@@ -104,6 +104,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hits", type=int, default=100)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--output-dir", required=True)
+    p.add_argument("--artifacts", help="directory that relative artifact paths of recipes (trained models, dense "
+                                       "indexes) resolve against (default: $HYBRID_ARTIFACTS)")
     return p
 
 
@@ -139,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     groups = {t.qid: (t.kind or index.query_record(t).kind or "unknown") for t in topics}
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    runs, seconds = run_recipes(recipes, topics, Context(index=index, hits=args.hits, threads=args.threads))
+    context = Context(index=index, hits=args.hits, threads=args.threads, artifacts=args.artifacts)
+    runs, seconds = run_recipes(recipes, topics, context)
     for name, run in runs.items():
         write_run(run, out / f"{name}.trec", tag=name)
     measures = tuple(args.measures)

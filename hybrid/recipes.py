@@ -39,6 +39,7 @@ class Context:
     hits: int = 100
     threads: int = 1
     built: dict[str, Stage] = field(default_factory=dict)
+    artifacts: Path | None = None  # where relative artifact paths of recipes resolve (see hybrid.recipe_builders)
 
 
 @dataclass(frozen=True)
@@ -161,3 +162,7 @@ def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
     weights = system.get("weights", DEFAULT_CLAUSES)
     return MultiFieldBM25(context.index, weights, same_kind=system.get("same_kind", True), k1=system.get("k1", 0.9),
                           b=system.get("b", 0.4), k=context.hits, threads=context.threads)
+
+
+# Builders of the other stages (Rocchio, BM25F, dense, fusion, rerank chains) register themselves on import.
+import hybrid.recipe_builders  # noqa: E402,F401
