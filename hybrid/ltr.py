@@ -160,11 +160,11 @@ class Inputs:
         return {"index": str(Path(index_path).resolve()), **{k: file_digest(v) for k, v in self.paths.items()
                                                              if k != "qrels"}}
 
-    def matrix(self, args: argparse.Namespace, resources, names: list[str]):
+    def matrix(self, args: argparse.Namespace, resources, names: list[str], options: dict | None = None):
         from ltr.pipeline import load_or_extract
 
         matrix = load_or_extract(resources, self.topics, self.run, names, args.depth, args.cache,
-                                 self.key(resources.index.path), progress=not args.quiet)
+                                 self.key(resources.index.path), progress=not args.quiet, options=options)
         return matrix.with_labels(self.qrels) if self.qrels is not None else matrix
 
 
@@ -212,7 +212,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     train = Inputs(args, index)
     names = featureset.feature_names
     started = time.perf_counter()
-    matrix = train.matrix(args, resources, names)
+    matrix = train.matrix(args, resources, names, featureset.provider_options)
     log.info("training matrix: %d pairs x %d features (%.1fs)", len(matrix), len(names), time.perf_counter() - started)
     metrics: dict[str, Any] = {}
     if args.cv:
@@ -229,7 +229,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     model.versions = ltr_versions()
     if args.dev_run:
         dev = Inputs(args, index, "dev")
-        dev_matrix = dev.matrix(args, resources, names)
+        dev_matrix = dev.matrix(args, resources, names, featureset.provider_options)
         run = dev_matrix.to_run(model.score(dev_matrix))
         if dev.qrels is not None:
             metrics["dev"] = _evaluate(dev.qrels, run, dev.kinds, f"{args.learner} on dev")
@@ -305,13 +305,13 @@ def cmd_ablate(args: argparse.Namespace) -> int:
     index, resources = _open(args)
     train = Inputs(args, index)
     names = featureset.feature_names
-    train_m = train.matrix(args, resources, names)
+    train_m = train.matrix(args, resources, names, featureset.provider_options)
     if args.test_run:
         test = Inputs(args, index, "test")
         if test.qrels is None:
             raise InputError(None, None, "ablate needs --test-qrels with --test-run")
         rows = ablate(featureset, args.learner, params, test.qrels, test.kinds, train_m,
-                      test.matrix(args, resources, names), seed=args.seed)
+                      test.matrix(args, resources, names, featureset.provider_options), seed=args.seed)
         protocol = f"trained on {args.topics}, tested on {args.test_topics}"
     else:
         groups = {t.qid: topic_of(t) for t in train.topics}
@@ -336,7 +336,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     featureset = load_featureset(args.featureset)
     index, resources = _open(args)
     inputs = Inputs(args, index)
-    matrix = inputs.matrix(args, resources, featureset.feature_names)
+    matrix = inputs.matrix(args, resources, featureset.feature_names, featureset.provider_options)
     normalised = None
     if args.normalise:
         normalised = Normaliser.fit(matrix.X, featureset.normalisations()).transform(matrix.X, matrix.offsets)
@@ -355,7 +355,8 @@ def cmd_importance(args: argparse.Namespace) -> int:
     if args.run:
         index, resources = _open(args)
         inputs = Inputs(args, index)
-        matrix, qrels = inputs.matrix(args, resources, model.featureset.feature_names), inputs.qrels
+        matrix, qrels = inputs.matrix(args, resources, model.featureset.feature_names,
+                                       model.featureset.provider_options), inputs.qrels
     _importance(model, matrix, qrels, args.png, args.top, args.seed, args.repeats)
     return 0
 

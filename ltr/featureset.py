@@ -15,6 +15,9 @@ model is frozen to the exact set it was trained with. Here a feature set file lo
     normalisation = "query_minmax"   # default for the group
     normalise = { fs_reciprocal_rank = "none" }   # per-feature overrides
 
+    [providers.reader]               # options of a provider group (here: which reader checkpoint)
+    checkpoint = "../models/reader"  # relative to this file
+
 Normalisations: ``none``, ``zscore`` and ``minmax`` (statistics fitted on the training matrix and
 saved with the model), ``log1p`` (sign-preserving), ``query_zscore`` and ``query_minmax`` (within
 each query's candidate list; nothing to fit). Unknown keys, features and normalisations are
@@ -37,7 +40,9 @@ from hybrid.errors import ConfigError
 from hybrid.formats.config import read_config_text
 
 NORMALISATIONS = ("none", "zscore", "minmax", "log1p", "query_zscore", "query_minmax")
-TOP_KEYS = {"name", "description", "groups"}
+TOP_KEYS = {"name", "description", "groups", "providers"}
+#: Provider options holding paths; relative paths are resolved against the feature set file's folder.
+PATH_OPTIONS = ("checkpoint", "index", "path")
 GROUP_KEYS = {"features", "normalisation", "normalise", "description"}
 NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -62,6 +67,11 @@ class FeatureSet:
     groups: tuple[GroupSpec, ...]
     description: str = ""
     source: str | None = field(default=None, compare=False)
+    providers: tuple[tuple[str, str], ...] = ()  # (group, options as canonical JSON)
+
+    @property
+    def provider_options(self) -> dict[str, dict]:
+        return {g: json.loads(o) for g, o in self.providers}
 
     @property
     def feature_names(self) -> list[str]:
@@ -103,6 +113,7 @@ class FeatureSet:
                  "normalise": dict(g.overrides), "description": g.description}
                 for g in self.groups
             ],
+            "providers": self.provider_options,
         }
 
     @classmethod
@@ -112,7 +123,8 @@ class FeatureSet:
                       tuple(sorted(g.get("normalise", {}).items())), g.get("description", ""))
             for g in obj["groups"]
         )
-        return cls(obj["name"], groups, obj.get("description", ""), source)
+        providers = tuple((g, json.dumps(o, sort_keys=True)) for g, o in sorted(obj.get("providers", {}).items()))
+        return cls(obj["name"], groups, obj.get("description", ""), source, providers)
 
     def fingerprint(self) -> str:
         """sha256 over (feature, normalisation, implementation version) in order; names of sets/groups excluded."""
@@ -123,6 +135,11 @@ class FeatureSet:
             for f in g.features:
                 _, feat = lookup(f, self.source)
                 items.append([f, g.normalisation_of(f), feat.group, feat.version])
+        if self.providers:
+            from features.pairs.registry import configured
+
+            opts = self.provider_options
+            items.append(["providers", opts, {g: configured(g, o).identity() for g, o in opts.items()}])
         return hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()
 
     def describe_difference(self, other: FeatureSet) -> str:
@@ -258,4 +275,31 @@ def parse_featureset(data: dict, text: str = "", source: str | None = None) -> F
                                   f"unknown normalisation {n!r} for {f!r}; choose from {NORMALISATIONS}")
         groups.append(GroupSpec(gname, tuple(expanded), norm, tuple(sorted(overrides.items())),
                                 str(spec.get("description", ""))))
-    return FeatureSet(name, tuple(groups), description, source)
+    providers = _parse_providers(data.get("providers", {}), text, source, provider_groups)
+    return FeatureSet(name, tuple(groups), description, source, providers)
+
+
+def _parse_providers(raw: object, text: str, source: str | None, known: set[str]) -> tuple[tuple[str, str], ...]:
+    """``[providers.<group>]`` tables -> (group, canonical JSON options), validated by the provider itself."""
+    from features.pairs.registry import configured
+
+    if not isinstance(raw, dict):
+        raise ConfigError(source, _key_line(text, "providers"), "'providers' must be a table of [providers.<group>]")
+    out = []
+    for group, options in sorted(raw.items()):
+        line = _line_of(text, rf"^\s*\[\s*providers\.{re.escape(group)}\s*\]")
+        if group not in known:
+            raise ConfigError(source, line, f"unknown provider group {group!r}; groups: {sorted(known)}")
+        if not isinstance(options, dict):
+            raise ConfigError(source, line, f"[providers.{group}] must be a table of options")
+        options = dict(options)
+        base = Path(source).parent if source else Path.cwd()
+        for key in PATH_OPTIONS:
+            if isinstance(options.get(key), str) and not Path(options[key]).is_absolute():
+                options[key] = str((base / options[key]).resolve())
+        try:
+            configured(group, options)
+        except ConfigError as exc:
+            raise ConfigError(source, line, exc.reason) from None
+        out.append((group, json.dumps(options, sort_keys=True)))
+    return tuple(out)

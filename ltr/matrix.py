@@ -113,14 +113,20 @@ class FeatureMatrix:
         return matrix, meta
 
 
-def extract(batch: PairBatch, names: Sequence[str]) -> FeatureMatrix:
-    """Compute the named features for every pair of the batch, provider by provider."""
-    from features.pairs.registry import lookup
+def extract(batch: PairBatch, names: Sequence[str], options: dict[str, dict] | None = None) -> FeatureMatrix:
+    """Compute the named features for every pair of the batch, provider by provider.
 
-    by_provider: dict[int, tuple[object, list[str]]] = {}
+    ``options``: group -> provider options (a feature set's ``[providers.<group>]`` tables).
+    """
+    from features.pairs.registry import configured, lookup
+
+    options = options or {}
+    by_provider: dict[str, tuple[object, list[str]]] = {}
     for name in names:
-        provider, _ = lookup(name)
-        by_provider.setdefault(id(provider), (provider, []))[1].append(name)
+        group = lookup(name)[0].group
+        if group not in by_provider:
+            by_provider[group] = (configured(group, options.get(group)), [])
+        by_provider[group][1].append(name)
     X = np.zeros((len(batch.pairs), len(names)), dtype=np.float32)
     col = {n: i for i, n in enumerate(names)}
     for provider, pnames in by_provider.values():

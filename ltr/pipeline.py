@@ -24,19 +24,23 @@ log = logging.getLogger(__name__)
 
 
 def extract_matrix(resources: IndexResources, topics: Sequence[Topic], run: Run, names: Sequence[str],
-                   depth: int = 100, progress: bool = False, chunk: int = 500) -> FeatureMatrix:
-    """Features of the top ``depth`` hits of every topic, in chunks of ``chunk`` topics (bounded memory)."""
+                   depth: int = 100, progress: bool = False, chunk: int = 500,
+                   options: dict[str, dict] | None = None) -> FeatureMatrix:
+    """Features of the top ``depth`` hits of every topic, in chunks of ``chunk`` topics (bounded memory).
+
+    ``options``: provider options by group (a feature set's ``provider_options``).
+    """
     import numpy as np
 
     parts = []
     for lo in range(0, len(topics), chunk):
         batch = build_batch(resources, topics[lo : lo + chunk], run, depth, progress=False)
-        parts.append(extract(batch, names))
+        parts.append(extract(batch, names, options))
         if progress:
             log.info("features: %d/%d queries", min(lo + chunk, len(topics)), len(topics))
     if not parts:
         batch = build_batch(resources, [], run, depth)
-        return extract(batch, names)
+        return extract(batch, names, options)
     return FeatureMatrix(
         np.concatenate([p.qids for p in parts]), np.concatenate([p.docids for p in parts]),
         np.concatenate([p.X for p in parts]), list(names), np.concatenate([p.scores for p in parts]),
@@ -56,7 +60,9 @@ class LtrReranker(Reranker):
 
     def rerank(self, topics: list[Topic], run: Run) -> Run:
         started = time.perf_counter()
-        matrix = extract_matrix(self.resources, topics, run, self.model.featureset.feature_names, self.depth)
+        fs = self.model.featureset
+        matrix = extract_matrix(self.resources, topics, run, fs.feature_names, self.depth,
+                                options=fs.provider_options)
         extracted = time.perf_counter()
         reranked = matrix.to_run(self.model.score(matrix))
         scored = time.perf_counter()
@@ -85,7 +91,8 @@ def file_digest(path: str | Path | None) -> str | None:
 
 
 def load_or_extract(resources: IndexResources, topics: Sequence[Topic], run: Run, names: Sequence[str], depth: int,
-                    cache_dir: str | Path | None, key: dict, progress: bool = False) -> FeatureMatrix:
+                    cache_dir: str | Path | None, key: dict, progress: bool = False,
+                    options: dict[str, dict] | None = None) -> FeatureMatrix:
     """Extract features, or reuse a cached matrix made from the same inputs with (at least) these features.
 
     ``key`` names the inputs (index, topics/run/spans checksums); the feature implementations'
@@ -98,7 +105,8 @@ def load_or_extract(resources: IndexResources, topics: Sequence[Topic], run: Run
 
     versions = {n: [lookup(n)[1].group, lookup(n)[1].version] for n in names}
     if cache_dir is not None:
-        ident = hashlib.sha256(json.dumps({**key, "depth": depth, "qids": [t.qid for t in topics]},
+        ident = hashlib.sha256(json.dumps({**key, "depth": depth, "qids": [t.qid for t in topics],
+                                           **({"options": options} if options else {})},
                                           sort_keys=True, default=str).encode()).hexdigest()[:20]
         path = Path(cache_dir) / f"features-{ident}.npz"
         if path.is_file():
@@ -108,7 +116,7 @@ def load_or_extract(resources: IndexResources, topics: Sequence[Topic], run: Run
                 log.info("features: reusing %s", path)
                 return matrix.columns(list(names))
     started = time.perf_counter()
-    matrix = extract_matrix(resources, topics, run, names, depth, progress)
+    matrix = extract_matrix(resources, topics, run, names, depth, progress, options=options)
     seconds = time.perf_counter() - started
     if cache_dir is not None:
         matrix.save(path, {"versions": versions, "key": key, "seconds": seconds, "queries": len(topics)})

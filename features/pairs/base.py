@@ -114,6 +114,18 @@ class FeatureProvider(ABC):
     def available(self) -> str | None:
         return None
 
+    def configure(self, options: dict[str, Any]) -> FeatureProvider:
+        """A provider set up with a feature set's ``[providers.<group>]`` options (none by default)."""
+        if options:
+            from hybrid.errors import ConfigError
+
+            raise ConfigError(None, None, f"feature group {self.group!r} takes no options, got {sorted(options)}")
+        return self
+
+    def identity(self) -> dict[str, Any]:
+        """What, beyond the options, fixes this provider's values (e.g. a checkpoint's checksum); fingerprinted."""
+        return {}
+
     @abstractmethod
     def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
         """``(len(batch), len(names))`` float32 values for the named features of this provider."""

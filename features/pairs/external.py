@@ -9,17 +9,32 @@ otherwise ``available()`` says why, and a feature set naming its features fails 
   (query source, index field) channel, for the pair's candidate mention, one Java call per batch.
 * ``bm25f`` - :class:`hybrid.retrieval.bm25f.BM25F` (Lucene ``CombinedFieldQuery``): the candidate
   passage's BM25F score and rank in a BM25F search of the same query (absent below its depth).
+* ``dense`` - :mod:`indexes.faiss_index` / :mod:`hybrid.retrieval.dense`: the bi-encoder similarity
+  of the query to the candidate mention and to the passage's best mention, and the passage's rank in
+  the dense run. Options (``[providers.dense]``): ``index`` (dense index folder; default the hybrid
+  index's ``dense/``), ``encoder`` (default: the one recorded in the dense index), ``depth``.
+* ``fusion`` - :class:`hybrid.fusion.fuse.Fuse` of MultiFieldBM25 and the dense retriever: fused
+  score and rank. Options: ``index``, ``encoder``, ``method`` (rrf|combsum|combmnz), ``depth``.
+* ``reader`` - :mod:`ltr.reader` (cross-encoder with span heads + pair scorer): the reader's pair
+  score, its span confidence and the span heads' own score. Options: ``checkpoint`` (required),
+  ``batch_size``, ``device``.
+
+Heavy models (dense encoder, reader) are loaded once per provider instance and reused across batches.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from features.pairs.base import Feature, FeatureProvider, PairBatch
+from hybrid.errors import ConfigError
 from hybrid.records import Run
 
 
@@ -165,6 +180,185 @@ class RetrieverScoresProvider(FeatureProvider):
         return values[:, [col[n] for n in names]]
 
 
+def _check_options(group: str, options: dict[str, Any], allowed: dict[str, type | tuple]) -> None:
+    for key, value in options.items():
+        if key not in allowed:
+            raise ConfigError(None, None, f"unknown option {key!r} for [providers.{group}]; allowed: {sorted(allowed)}")
+        if not isinstance(value, allowed[key]):
+            raise ConfigError(None, None, f"[providers.{group}] {key} has the wrong type ({type(value).__name__})")
+
+
+def folder_digest(path: str | Path) -> str:
+    """sha256 over the names and contents of the files of a model folder (what fixes its outputs)."""
+    digest = hashlib.sha256()
+    for f in sorted(p for p in Path(path).rglob("*") if p.is_file()):
+        digest.update(str(f.relative_to(path)).encode())
+        with open(f, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+# -- dense similarity ------------------------------------------------------------------------------------
+
+
+def _dense_missing() -> str | None:
+    return (_module_missing("indexes.faiss_index") or _module_missing("hybrid.retrieval.dense")
+            or _module_missing("faiss"))
+
+
+class DenseProvider(FeatureProvider):
+    """Bi-encoder similarities of the query to the candidate mention / the passage's mentions, and dense rank."""
+
+    group = "dense"
+    description = "dense (bi-encoder) similarity to the candidate mention and the passage's best mention, dense rank"
+    OPTIONS = {"index": str, "encoder": str, "depth": int, "batch_size": int}
+
+    def __init__(self, index: str | None = None, encoder: str | None = None, depth: int = 100, batch_size: int = 64):
+        self.index_path, self.encoder_path, self.depth, self.batch_size = index, encoder, depth, batch_size
+        self._state: dict[str, Any] = {}
+
+    def available(self) -> str | None:
+        return _dense_missing()
+
+    def configure(self, options: dict[str, Any]) -> DenseProvider:
+        _check_options(self.group, options, self.OPTIONS)
+        if "index" in options:
+            from indexes.faiss_index import resolve_dense_dir
+
+            try:
+                resolve_dense_dir(options["index"])
+            except FileNotFoundError as exc:
+                raise ConfigError(None, None, str(exc)) from None
+        return DenseProvider(**options)
+
+    def identity(self) -> dict[str, Any]:
+        if not self.index_path:
+            return {}
+        from indexes.faiss_index import DENSE_METADATA, resolve_dense_dir
+
+        meta = resolve_dense_dir(self.index_path) / DENSE_METADATA
+        return {"dense_index": hashlib.sha256(meta.read_bytes()).hexdigest()}
+
+    def features(self) -> dict[str, Feature]:
+        d = self.depth
+        docs = {
+            "dense_score": "inner product of the query and candidate-mention vectors (bi-encoder)",
+            "dense_passage_max": "best inner product of the query with any mention vector of the candidate passage",
+            "dense_rr": f"1 / rank of the passage in the dense run (0 when not in its top {d})",
+            "dense_found": f"1 if the passage is in the dense run's top {d}",
+        }
+        return {n: Feature(n, self.group, doc) for n, doc in docs.items()}
+
+    def _open(self, hybrid_index_path: Path):
+        key = str(hybrid_index_path)
+        if key not in self._state:
+            from hybrid.retrieval.dense import DenseRetriever
+            from indexes.faiss_index import DenseIndex
+
+            index = DenseIndex(self.index_path or hybrid_index_path)
+            retriever = DenseRetriever(index, self.encoder_path, k=self.depth, batch_size=self.batch_size)
+            rows_of: dict[int, list[int]] = {}
+            for row, number in enumerate(index.row_passage.tolist()):
+                rows_of.setdefault(int(number), []).append(row)
+            self._state[key] = (index, retriever, rows_of)
+        return self._state[key]
+
+    def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
+        if batch.resources is None:
+            raise ValueError("dense features need a batch built from an index")
+        index, retriever, rows_of = self._open(batch.resources.index.path)
+        topics = [q.topic for q in batch.queries]
+        values = np.full((len(batch.pairs), 4), np.nan, dtype=np.float32)
+        if not topics:
+            return values[:, : len(names)]
+        qvecs = retriever.encoder.encode_queries(topics, batch_size=self.batch_size)
+        run = retriever.search(topics, self.depth)
+        spans = index.rows
+        for i, q in enumerate(batch.queries):
+            where = {h.docid: rank for rank, h in enumerate(run.get(q.topic.qid, []), start=1)}
+            for row in range(batch.offsets[i], batch.offsets[i + 1]):
+                pair = batch.pairs[row]
+                number = index.passage_number.get(pair.hit.docid)
+                rows = rows_of.get(number, []) if number is not None else []
+                if rows:
+                    vecs = np.vstack([index.faiss.reconstruct(r) for r in rows])
+                    sims = vecs @ qvecs[i]
+                    values[row, 1] = float(sims.max())
+                    cand = pair.candidate.record
+                    for r, sim in zip(rows, sims.tolist(), strict=True):
+                        if int(spans[r, 1]) == cand.start and int(spans[r, 2]) == cand.end:
+                            values[row, 0] = sim
+                    if np.isnan(values[row, 0]):
+                        values[row, 0] = values[row, 1]
+                rank = where.get(pair.hit.docid)
+                values[row, 2], values[row, 3] = (1.0 / rank, 1.0) if rank else (0.0, 0.0)
+        col = {"dense_score": 0, "dense_passage_max": 1, "dense_rr": 2, "dense_found": 3}
+        return values[:, [col[n] for n in names]]
+
+
+# -- the neural reader ----------------------------------------------------------------------------------------
+
+
+class ReaderProvider(FeatureProvider):
+    """The coreference reader's score for the pair (best over the passage's same-kind mentions) and confidence."""
+
+    group = "reader"
+    description = "neural reader (cross-encoder + span heads + pair scorer): pair score and span confidence"
+    OPTIONS = {"checkpoint": str, "batch_size": int, "device": str}
+
+    def __init__(self, checkpoint: str | None = None, batch_size: int = 64, device: str | None = None):
+        self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
+        self._reader = None
+
+    def available(self) -> str | None:
+        return _module_missing("ltr.reader.infer") or _module_missing("torch")
+
+    def configure(self, options: dict[str, Any]) -> ReaderProvider:
+        _check_options(self.group, options, self.OPTIONS)
+        checkpoint = options.get("checkpoint")
+        if checkpoint is None or not Path(checkpoint).is_dir():
+            raise ConfigError(None, None, f"[providers.reader] needs checkpoint = <a trained reader folder>; "
+                                          f"got {checkpoint!r}")
+        return ReaderProvider(**options)
+
+    def identity(self) -> dict[str, Any]:
+        return {"checkpoint": folder_digest(self.checkpoint)} if self.checkpoint else {}
+
+    def features(self) -> dict[str, Feature]:
+        docs = {
+            "reader_score": "reader pair score s(query, candidate): best over the passage's same-kind mentions",
+            "reader_span_confidence": "span-head probability of the best-scoring candidate span",
+            "reader_predicted_score": "pair score of the span the span heads predict by themselves",
+        }
+        return {n: Feature(n, self.group, doc) for n, doc in docs.items()}
+
+    def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
+        if self.checkpoint is None:
+            raise ConfigError(None, None, "reader features need the feature set option [providers.reader] "
+                                          "checkpoint = <a trained reader folder> (python -m hybrid.reader train)")
+        from ltr.reader.infer import score_pairs
+        from ltr.reader.store import load_reader
+
+        if self._reader is None:
+            self._reader = load_reader(self.checkpoint, device=self.device)
+        topics = [p.query.topic for p in batch.pairs]
+        passages = [p.passage.text for p in batch.pairs]
+        candidates = []
+        for p in batch.pairs:
+            kind = p.query.topic.kind or p.query.record.kind
+            spans = [(r.record.start, r.record.end) for r in p.passage.records
+                     if r.record.end > r.record.start and (kind is None or r.kind in (kind, None))]
+            candidates.append(spans or [(p.candidate.record.start, p.candidate.record.end)])
+        if not batch.pairs:
+            return np.zeros((0, len(names)), dtype=np.float32)
+        out = score_pairs(self._reader, topics, passages, batch_size=self.batch_size, candidates=candidates)
+        values = np.stack([out.scores, out.span_confidences, out.predicted_scores], axis=1).astype(np.float32)
+        values[~np.isfinite(values)] = np.nan
+        col = {"reader_score": 0, "reader_span_confidence": 1, "reader_predicted_score": 2}
+        return values[:, [col[n] for n in names]]
+
+
 def _bm25f(index):
     from hybrid.retrieval.bm25f import BM25F
 
@@ -175,9 +369,42 @@ def _bm25f_missing() -> str | None:
     return _module_missing("hybrid.retrieval.bm25f") or _module_missing("hybrid.java") or _jar_missing()
 
 
+class FusionProvider(RetrieverScoresProvider):
+    """Score and rank of the candidate in the fusion of MultiFieldBM25 and the dense retriever."""
+
+    OPTIONS = {"index": str, "encoder": str, "method": str, "depth": int}
+
+    def __init__(self, index: str | None = None, encoder: str | None = None, method: str = "rrf", depth: int = 100):
+        super().__init__("fusion", f"{method} fusion of MultiFieldBM25 and dense retrieval: score and rank",
+                         self._make, depth, _dense_missing)
+        self.index_path, self.encoder_path, self.method = index, encoder, method
+
+    def configure(self, options: dict[str, Any]) -> FusionProvider:
+        _check_options(self.group, options, self.OPTIONS)
+        from hybrid.fusion.fuse import METHODS
+
+        if options.get("method", "rrf") not in METHODS:
+            raise ConfigError(None, None, f"[providers.fusion] method must be one of {METHODS}")
+        return FusionProvider(**options)
+
+    def identity(self) -> dict[str, Any]:
+        return DenseProvider(self.index_path).identity()
+
+    def _make(self, index):
+        from hybrid.fusion.fuse import Fuse
+        from hybrid.retrieval.dense import DenseRetriever
+        from hybrid.retrieval.sparse import MultiFieldBM25
+
+        dense = DenseRetriever(self.index_path or index.path, self.encoder_path, k=self.depth)
+        return Fuse([MultiFieldBM25(index, k=self.depth), dense], method=self.method, k=self.depth)
+
+
 def external_providers() -> list[FeatureProvider]:
     return [
         SparseFieldsProvider(),
         RetrieverScoresProvider("bm25f", "BM25F (mention, coref, ner, context) score and rank of the candidate",
                                 _bm25f, depth=100, requires=_bm25f_missing),
+        DenseProvider(),
+        FusionProvider(),
+        ReaderProvider(),
     ]

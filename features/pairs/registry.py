@@ -53,6 +53,21 @@ def catalogue() -> dict[str, tuple[FeatureProvider, Feature]]:
     return out
 
 
+_CONFIGURED: dict[tuple[str, str], FeatureProvider] = {}
+
+
+def configured(group: str, options: dict | None = None) -> FeatureProvider:
+    """The provider of ``group`` set up with ``options`` (one instance per distinct options)."""
+    import json
+
+    if not options:
+        return provider(group)
+    key = (group, json.dumps(options, sort_keys=True, default=str))
+    if key not in _CONFIGURED:
+        _CONFIGURED[key] = provider(group).configure(dict(options))
+    return _CONFIGURED[key]
+
+
 def unavailable() -> dict[str, str]:
     """group -> reason, for providers that cannot run here."""
     return {p.group: reason for p in providers() if (reason := p.available()) is not None}

@@ -1,0 +1,96 @@
+"""Model-backed feature groups on the tiny index: dense similarity, fusion, neural reader (tiny random models)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from features.pairs import registry
+from features.pairs.batch import build_batch
+from features.pairs.resources import IndexResources
+from hybrid.errors import ConfigError
+from hybrid.formats.topics import read_topics
+
+
+@pytest.fixture(scope="module")
+def batch(sparse_index, data_dir):
+    from hybrid.retrieval.sparse import MultiFieldBM25
+
+    topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
+    run = MultiFieldBM25(sparse_index).search(topics, 10)
+    return build_batch(IndexResources(sparse_index), topics, run, depth=10)
+
+
+@pytest.fixture(scope="module")
+def dense_dir(tmp_path_factory, sparse_index, tiny_bert):
+    from hybrid.dense.encoder import BiEncoder, EncoderConfig
+    from indexes.faiss_index import build_dense_index
+
+    encoder = BiEncoder.load(tiny_bert, EncoderConfig(mark_query=False), device="cpu")
+    saved = encoder.save(tmp_path_factory.mktemp("enc") / "tiny-dense")
+    out = tmp_path_factory.mktemp("dense") / "dense"
+    build_dense_index(sparse_index, BiEncoder.load(saved, device="cpu"), out, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def reader_dir(tmp_path_factory, tiny_bert):
+    from ltr.reader.store import new_reader, save_reader
+
+    return save_reader(new_reader(tiny_bert), tmp_path_factory.mktemp("reader") / "tiny-reader")
+
+
+def test_dense_similarities_and_rank(batch, dense_dir):
+    provider = registry.configured("dense", {"index": str(dense_dir)})
+    names = ["dense_score", "dense_passage_max", "dense_rr", "dense_found"]
+    values = provider.compute(batch, names)
+    assert values.shape == (len(batch), 4) and np.isfinite(values).all()
+    assert (values[:, 0] <= values[:, 1] + 1e-5).all()  # the candidate mention is one of the passage's mentions
+    assert ((values[:, 2] > 0) == (values[:, 3] == 1)).all() and values[:, 3].sum() > 0
+
+
+def test_fusion_scores(batch, dense_dir):
+    provider = registry.configured("fusion", {"index": str(dense_dir), "method": "rrf"})
+    values = provider.compute(batch, ["fusion_found", "fusion_rr"])
+    assert values[:, 0].sum() > 0 and ((values[:, 1] > 0) == (values[:, 0] == 1)).all()
+
+
+def test_reader_scores(batch, reader_dir):
+    provider = registry.configured("reader", {"checkpoint": str(reader_dir), "device": "cpu"})
+    values = provider.compute(batch, ["reader_score", "reader_span_confidence", "reader_predicted_score"])
+    assert values.shape == (len(batch), 3)
+    assert np.isfinite(values).all()
+    assert ((values[:, 1] >= 0) & (values[:, 1] <= 1)).all()
+
+
+def test_provider_options_are_validated(tmp_path):
+    with pytest.raises(ConfigError, match="needs checkpoint"):
+        registry.configured("reader", {"checkpoint": str(tmp_path / "nothing")})
+    with pytest.raises(ConfigError, match="unknown option 'checkpoint'"):
+        registry.configured("dense", {"checkpoint": "x"})
+    with pytest.raises(ConfigError, match="takes no options"):
+        registry.configured("string", {"x": 1})
+
+
+def test_reader_checkpoint_is_part_of_the_fingerprint(tmp_path, reader_dir):
+    """A model trained with one reader refuses a feature set pointing at another reader."""
+    import shutil
+
+    from ltr.featureset import load_featureset
+
+    other = tmp_path / "other-reader"
+    shutil.copytree(reader_dir, other)
+    weights = next(p for p in other.iterdir() if p.suffix == ".safetensors")
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    text = 'name = "r"\n[groups.reader]\nfeatures = ["*"]\n[providers.reader]\ncheckpoint = "{}"\n'
+    (tmp_path / "a.toml").write_text(text.format(reader_dir))
+    (tmp_path / "b.toml").write_text(text.format(other))
+    a, b = load_featureset(tmp_path / "a.toml"), load_featureset(tmp_path / "b.toml")
+    assert a.feature_names == b.feature_names
+    assert a.fingerprint() != b.fingerprint()
+    (tmp_path / "c.toml").write_text(text.format(tmp_path / "missing"))
+    with pytest.raises(ConfigError) as err:
+        load_featureset(tmp_path / "c.toml")
+    assert err.value.line == 4 and "needs checkpoint" in str(err.value)
