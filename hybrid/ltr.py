@@ -2,6 +2,8 @@
 
 Examples::
 
+    # every feature a feature set can name, with its documentation
+    python -m hybrid.ltr features --markdown
     # first stage (cached on disk), with the matched mention spans
     python -m hybrid.search --index idx --topics queries.train.jsonl --model multifield --hits 100 \\
         --output train.mf.trec --spans train.mf.spans.jsonl
@@ -104,6 +106,10 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--normalise", action="store_true", help="apply the feature set's normalisations")
     e.add_argument("--zero-based", action="store_true", help="number features from 0 (default 1, as RankLib)")
     e.add_argument("--output", required=True)
+
+    f = sub.add_parser("features", help="list every feature (name, group, documentation) and unavailable groups")
+    f.add_argument("--group", help="only this group")
+    f.add_argument("--markdown", action="store_true", help="as a markdown table")
 
     i = sub.add_parser("importance", help="feature importance of a model (table + PNG)")
     _common(i), _inputs(i, required=False)
@@ -361,13 +367,33 @@ def cmd_importance(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"train": cmd_train, "rerank": cmd_rerank, "ablate": cmd_ablate, "export": cmd_export,
-            "importance": cmd_importance}
+def cmd_features(args: argparse.Namespace) -> int:
+    from features.pairs import registry
+
+    groups = [p for p in registry.providers() if args.group in (None, p.group)]
+    if not groups:
+        known = [p.group for p in registry.providers()]
+        raise ConfigError(None, None, f"unknown group {args.group!r}; groups: {known}")
+    if args.markdown:
+        print("| feature | group | description |\n|---|---|---|")
+    for provider in groups:
+        reason = provider.available()
+        if reason is not None:
+            print(f"# {provider.group}: not available here ({reason})")
+            continue
+        for name, feat in provider.features().items():
+            row = (name, provider.group, feat.doc)
+            print("| " + " | ".join(row) + " |" if args.markdown else "\t".join(row))
+    return 0
+
+
+COMMANDS = {"features": cmd_features, "train": cmd_train, "rerank": cmd_rerank, "ablate": cmd_ablate,
+            "export": cmd_export, "importance": cmd_importance}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.quiet:
+    if getattr(args, "quiet", False):
         logging.getLogger("ltr").setLevel(logging.WARNING)
         logging.getLogger("hybrid").setLevel(logging.WARNING)
     return COMMANDS[args.command](args)

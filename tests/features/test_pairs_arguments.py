@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from features.annotate import MentionRecord
 from features.pairs import arguments as A
 from features.pairs.batch import standalone_pair
@@ -97,3 +99,30 @@ def test_document_level_arguments():
     assert value("docargs_time_conflict", q, c, **same) == 0.0
     assert value("docargs_time_shared", q, c, **same) > 0.0
     assert value("docargs_entities_shared", q, c, **same) > 0.0
+
+
+CLASS_EXAMPLES = {
+    "time": (("May 2009", "TIME_DATE"), ("June 2011", "TIME_DATE")),
+    "place": (("Yushu", "LOC_GEO"), ("Sichuan", "LOC_GEO")),
+    "person": (("Tara Reid", "HUMAN_PART_PER"), ("Lindsay Lohan", "HUMAN_PART_PER")),
+    "number": (("27", "NUMBER"), ("140", "NUMBER")),
+    "entities": (("Oxfam", "HUMAN_PART_ORG"), ("Unicef", "HUMAN_PART_ORG")),
+}
+
+
+@pytest.mark.parametrize("cls", A.CLASSES)
+@pytest.mark.parametrize("level", ["args", "docargs"])
+def test_every_class_and_level_agrees_and_conflicts(cls, level):
+    (same, label), (other, other_label) = CLASS_EXAMPLES[cls]
+
+    def pair(arg: str, arg_label: str, rid: str) -> MentionRecord:
+        return rec("happened", f"It happened ({arg}).", [(arg, arg_label)], rid=rid)
+
+    q = pair(same, label, "q:0#0")
+    agree, disagree = pair(same, label, "c:0#0"), pair(other, other_label, "c:0#0")
+    assert value(f"{level}_{cls}_jaccard", q, agree) == 1.0
+    assert value(f"{level}_{cls}_shared", q, agree) > 0.0
+    assert value(f"{level}_{cls}_conflict", q, agree) == 0.0
+    assert value(f"{level}_{cls}_jaccard", q, disagree) == 0.0
+    assert value(f"{level}_{cls}_shared", q, disagree) == 0.0
+    assert value(f"{level}_{cls}_conflict", q, disagree) == 1.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from features.annotate import MentionRecord
 from features.pairs import types as T
 from features.pairs.batch import standalone_pair
@@ -57,3 +59,20 @@ def test_query_type_indicator_and_disck_pairs():
     place = rec("UK", "entity", "LOC_GEO")
     assert value("disck_place_acronym", place, rec("United Kingdom", "entity", "LOC_GEO", "c:0#0")) == 1.0
     assert value("disck_org_acronym", place, rec("United Kingdom", "entity", "LOC_GEO", "c:0#0")) == 0.0
+
+
+TYPE_TAGS = {"event": ("event", "ACTION_OCCURRENCE"), "person": ("entity", "HUMAN_PART_PER"),
+             "org": ("entity", "HUMAN_PART_ORG"), "place": ("entity", "LOC_GEO"), "time": ("entity", "TIME_DATE"),
+             "thing": ("entity", "NON_HUMAN_PART")}
+
+
+@pytest.mark.parametrize("coarse", T.QUERY_TYPES)
+def test_every_disck_pair_fires_only_for_its_query_type(coarse):
+    kind, tag = TYPE_TAGS[coarse]
+    q = rec("Red Cross", kind, tag)
+    c = rec("Red Cross", kind, tag, "c:0#0")
+    for other in T.QUERY_TYPES:
+        assert value(f"type_query_{other}", q, c) == float(other == coarse)
+        for short in T.DISCK_BASE:
+            expected = 1.0 if other == coarse else 0.0
+            assert value(f"disck_{other}_{short}", q, c) == expected, (other, short)

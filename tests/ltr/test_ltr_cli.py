@@ -97,3 +97,11 @@ def test_importance_command(model, first_stage, capsys):
     out = capsys.readouterr().out
     assert "| feature | group | native (share) | permutation ΔAP@100 |" in out
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_features_command_lists_documented_features(capsys):
+    assert run_cli(main, ["features", "--group", "chain", "--markdown"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "| feature | group | description |"
+    assert any(line.startswith("| chain_shared_phrase | chain | ") for line in lines)
+    assert run_cli(main, ["features", "--group", "nope"]) == 2
