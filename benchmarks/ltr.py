@@ -54,12 +54,18 @@ def parse_args(argv=None):
 
 
 def first_stage(index, topics, split: str, cache: Path, progress: bool = True):
-    """The cached multifield top-100 run (+ spans) of a split, computing it when missing."""
+    """The cached multifield top-100 run (+ spans) of a split, computing it when missing.
+
+    The cache file names carry a hash of the default clauses, so a change of the defaults is a cache miss.
+    """
+    import hashlib
+
     from hybrid.formats.runs import write_run
-    from hybrid.retrieval.sparse import MultiFieldBM25
+    from hybrid.retrieval.sparse import DEFAULT_CLAUSES, MultiFieldBM25
     from ltr.runio import read_first_stage
 
-    run_path, spans_path = cache / f"{split}.multifield.trec", cache / f"{split}.multifield.spans.jsonl"
+    tag = hashlib.sha1(DEFAULT_CLAUSES.encode()).hexdigest()[:8]
+    run_path, spans_path = cache / f"{split}.multifield-{tag}.trec", cache / f"{split}.multifield-{tag}.spans.jsonl"
     seconds = None
     if not (run_path.is_file() and spans_path.is_file()):
         started = time.perf_counter()
