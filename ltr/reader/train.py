@@ -8,6 +8,14 @@ Each step takes ``queries_per_step`` queries; each query contributes one group: 
   the model would pick at inference, so it learns to score those down);
 * span: cross-entropy of the gold start and end tokens over the positive's passage tokens (eqs. 3-4).
 
+With ``score_mentions`` (default) a negative passage scores as the best of its predicted span and
+every mention the index holds for it (of the query's kind) - exactly what ``--span-source mentions``
+does at inference - and a *mention* loss makes the gold span beat the positive passage's other,
+non-coreferent mentions. Why: with the gold span for positives and the predicted span for negatives
+alone, the selection loss can be lowered by telling gold-looking spans from predicted ones (s_m),
+without learning coreference at all; a first 400-step run trained that way ranked worse than the
+first stage (benchmarks/results/reader.md). Scoring negatives at real mentions removes that shortcut.
+
 Determinism: the query order of every epoch and the choice of positive/negatives of every step are
 derived from (seed, epoch) and (seed, step, qid), and the torch RNG (dropout) is saved with each
 checkpoint, so a resumed run takes exactly the batches an uninterrupted one would have taken.
@@ -53,6 +61,8 @@ class TrainConfig:
     weight_decay: float = 0.01
     warmup: float = 0.1  # fraction of steps with linear warm-up, then linear decay to 0
     span_weight: float = 1.0
+    score_mentions: bool = True  # negatives also scored at the index's mentions; + in-passage mention loss
+    mention_weight: float = 1.0
     max_grad_norm: float = 1.0
     ffnn_hidden: int = 128
     dropout: float = 0.1
@@ -79,6 +89,7 @@ class StepLoss:
     total: float
     selection: float
     span: float
+    mention: float = 0.0
 
 
 def lr_factor(step: int, config: TrainConfig) -> float:
@@ -117,15 +128,26 @@ def sample_group(query: TrainQuery, config: TrainConfig, step: int):
     return positive, negatives
 
 
-def build_batch(reader: Reader, groups: list[tuple[TrainQuery, object, list]]):
+@dataclass
+class TrainBatch:
+    windows: list  # one window per kept candidate, each group's positive first
+    group_of: list[int]
+    mentions: list[list[tuple[int, int]]]  # per window: token positions of the indexed mentions to score
+
+
+def build_batch(reader: Reader, groups: list[tuple[TrainQuery, object, list]], score_mentions: bool = True
+                ) -> TrainBatch:
     """Windows of every group (positive first); one window per candidate (the positive's holds its gold span)."""
-    topics, texts, gold, owner = [], [], [], []
+    from ltr.reader.infer import _candidate_positions
+
+    topics, texts, gold, owner, cands = [], [], [], [], []
     for g, (query, positive, negatives) in enumerate(groups):
         for c, cand in enumerate([positive, *negatives]):
             topics.append(query.topic)
             texts.append(cand.text)
             gold.append(cand.span if c == 0 else None)
             owner.append(g)
+            cands.append(cand.mention_spans(query.topic.kind) if score_mentions else [])
     windows = encode_pairs(reader.tokenizer, topics, texts, reader.encoding, gold)
     chosen: dict[int, object] = {}
     for w in windows:
@@ -134,32 +156,52 @@ def build_batch(reader: Reader, groups: list[tuple[TrainQuery, object, list]]):
         chosen[w.pair] = w
     # A group whose positive has no window holding the whole gold span is dropped.
     positive_of = {owner[p]: p for p in range(len(topics)) if gold[p] is not None}
-    kept, group_of = [], []
+    batch = TrainBatch(windows=[], group_of=[], mentions=[])
     for pair in range(len(topics)):
         if pair in chosen and positive_of[owner[pair]] in chosen:
-            kept.append(chosen[pair])
-            group_of.append(owner[pair])
-    return kept, group_of
+            batch.windows.append(chosen[pair])
+            batch.group_of.append(owner[pair])
+            batch.mentions.append(_candidate_positions(chosen[pair], cands[pair]))
+    return batch
 
 
-def compute_loss(reader: Reader, windows, group_of: list[int], span_weight: float) -> tuple[torch.Tensor, StepLoss]:
+def compute_loss(reader: Reader, train_batch: TrainBatch, config: TrainConfig) -> tuple[torch.Tensor, StepLoss]:
+    """Selection (eq. 6) + span (eqs. 3-4) [+ mention] losses of one batch; see the module docstring."""
     device = reader.device
-    batch = {k: v.to(device) for k, v in collate(windows, reader.tokenizer.pad_token_id).items()}
-    out = reader.model(**batch)
-    groups = torch.tensor(group_of, device=device)
+    batch = {k: v.to(device) for k, v in collate(train_batch.windows, reader.tokenizer.pad_token_id).items()}
+    out = reader.model(**batch, return_hidden=True)
+    positive = batch["gold_start"] >= 0
+    passage_score = out.score
+    mention_terms = []
+    rows = [k for k, spans in enumerate(train_batch.mentions) for _ in spans]
+    if rows:
+        rows_t = torch.tensor(rows, device=device)
+        starts = torch.tensor([s for spans in train_batch.mentions for s, _ in spans], device=device)
+        ends = torch.tensor([e for spans in train_batch.mentions for _, e in spans], device=device)
+        cand = reader.model.pair_score(out.hidden[rows_t], batch["query_open"][rows_t], batch["query_close"][rows_t],
+                                       starts, ends)
+        # A negative passage scores as its best span (predicted or indexed mention), as at inference.
+        best = out.score.scatter_reduce(0, rows_t, cand, reduce="amax", include_self=True)
+        passage_score = torch.where(positive, out.score, best)
+        # Within a positive passage the gold span must beat the passage's other (non-coreferent) mentions.
+        for k in torch.nonzero(positive).flatten().tolist():
+            others = cand[rows_t == k]
+            if others.numel():
+                mention_terms.append(-torch.log_softmax(torch.cat([out.score[k : k + 1], others]), dim=0)[0])
+    groups = torch.tensor(train_batch.group_of, device=device)
     selection = []
-    for g in sorted(set(group_of)):
-        scores = out.score[groups == g]  # positive first
+    for g in sorted(set(train_batch.group_of)):
+        scores = passage_score[groups == g]  # positive first
         selection.append(-torch.log_softmax(scores, dim=0)[0])
     sel = torch.stack(selection).mean()
-    positive = batch["gold_start"] >= 0
     mask = batch["passage_mask"][positive]
     start_lp = masked_log_softmax(out.start_logits[positive], mask)
     end_lp = masked_log_softmax(out.end_logits[positive], mask)
     idx = torch.arange(int(positive.sum()), device=device)
     span = -(start_lp[idx, batch["gold_start"][positive]] + end_lp[idx, batch["gold_end"][positive]]).mean() / 2
-    total = sel + span_weight * span
-    return total, StepLoss(total.item(), sel.item(), span.item())
+    mention = torch.stack(mention_terms).mean() if mention_terms else torch.zeros((), device=device)
+    total = sel + config.span_weight * span + config.mention_weight * mention
+    return total, StepLoss(total.item(), sel.item(), span.item(), mention.item())
 
 
 def make_optimizer(reader: Reader, config: TrainConfig) -> torch.optim.AdamW:
@@ -263,11 +305,11 @@ def train(pool: list[TrainQuery], config: TrainConfig, output: str | Path, devic
         for query in step_queries(pool, config, step):
             positive, negatives = sample_group(query, config, step)
             groups.append((query, positive, negatives))
-        windows, group_of = build_batch(reader, groups)
-        if windows:
+        batch = build_batch(reader, groups, config.score_mentions)
+        if batch.windows:
             for g in optimizer.param_groups:
                 g["lr"] = g["initial_lr"] * lr_factor(step, config)
-            loss, parts = compute_loss(reader, windows, group_of, config.span_weight)
+            loss, parts = compute_loss(reader, batch, config)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(reader.model.parameters(), config.max_grad_norm)
@@ -279,9 +321,9 @@ def train(pool: list[TrainQuery], config: TrainConfig, output: str | Path, devic
         bar.update(1)
         if window and (step % 10 == 0 or step == config.steps):
             mean = {k: round(sum(getattr(w, k) for w in window) / len(window), 4)
-                    for k in ("total", "selection", "span")}
+                    for k in ("total", "selection", "span", "mention")}
             history.append({"step": step, **mean})
-            bar.set_postfix(loss=mean["total"], sel=mean["selection"], span=mean["span"])
+            bar.set_postfix(loss=mean["total"], sel=mean["selection"], span=mean["span"], men=mean["mention"])
             window = []
         if step % config.checkpoint_every == 0 and step < config.steps:
             save_checkpoint(reader, optimizer, config, step, fingerprint, history, output)

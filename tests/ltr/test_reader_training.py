@@ -27,7 +27,7 @@ def labelled(tiny_corpus, tmp_path_factory) -> tuple[Path, Path]:
 def pool(labelled, sparse_index):
     corpus, queries = labelled
     return build_training_queries(queries, read_labelled_corpus(corpus), PassageBM25(sparse_index), depth=10,
-                                  progress=False)
+                                  progress=False, mention_records=sparse_index.mention_records)
 
 
 def test_pool_positives_carry_gold_spans_and_negatives_are_not_coreferent(pool):
@@ -37,6 +37,11 @@ def test_pool_positives_carry_gold_spans_and_negatives_are_not_coreferent(pool):
     assert {(c.passage_id, c.text[c.start : c.end]) for c in reid.positives} == {("b2:0", "Tara Reid"),
                                                                                  ("b2:1", "Reid")}
     assert by_qid["en-reid-b"].positives[0].text[slice(*by_qid["en-reid-b"].positives[0].span)] == "Tara Reid"
+    # Indexed mentions to score against the gold one: the query's kind, never a coreferent mention.
+    b2 = next(c for c in reid.positives if c.passage_id == "b2:0")
+    assert b2.coref == [[0, 9]]
+    assert [b2.text[s:e] for s, e in b2.mention_spans("entity")] == ["rehab facility", "Malibu"]
+    assert [b2.text[s:e] for s, e in b2.mention_spans("event")] == ["entered"]
     for q in pool:
         positive_ids = {c.passage_id for c in q.positives}
         assert q.negatives, q.topic.qid
@@ -74,14 +79,15 @@ def test_a_few_training_steps_reduce_the_loss(pool, tiny_bert, tmp_path):
                          head_lr=3e-3, warmup=0.0, checkpoint_every=1000, seed=1)
     fresh = new_reader(tiny_bert, config.encoding(), seed=config.seed)
     fresh.model.eval()
-    windows, group_of = _fixed_batch(fresh, pool, config)
-    assert len(set(group_of)) == len(pool)
+    batch = _fixed_batch(fresh, pool, config)
+    assert len(set(batch.group_of)) == len(pool)
+    assert any(batch.mentions)  # indexed mentions are scored too
     with torch.no_grad():
-        before, _ = compute_loss(fresh, windows, group_of, config.span_weight)
+        before, _ = compute_loss(fresh, batch, config)
     trained = train(pool, config, tmp_path / "model", device="cpu", progress=False)
     trained.model.eval()
     with torch.no_grad():
-        after, parts = compute_loss(trained, windows, group_of, config.span_weight)
+        after, parts = compute_loss(trained, batch, config)
     assert float(after) < 0.7 * float(before)
     meta = json.loads((tmp_path / "model" / "reader.json").read_text())
     assert meta["training"]["steps_done"] == 30 and meta["training"]["config"]["seed"] == 1
