@@ -1,0 +1,144 @@
+"""Recipe builders: every bundled recipe parses, cheap ones run, artifacts fail clearly, fusion and
+rerank chains by recipe name (with a real LTR model trained through hybrid.recipe_train)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hybrid.errors import ConfigError
+from hybrid.recipe_builders import ARTIFACTS_ENV, RERANKER_KEYS, reranker_specs
+from hybrid.recipes import BUILDERS, Context, bundled_recipes, load_recipe
+
+TINY_FEATURES = """name = "tiny"
+[groups.string]
+features = ["mention_exact", "mention_token_jaccard", "mention_char3_dice"]
+normalisation = "zscore"
+[groups.type]
+features = ["type_kind_match", "type_agree", "disck_person_exact", "disck_event_exact"]
+[groups.first_stage]
+features = ["fs_score", "fs_reciprocal_rank"]
+normalise = { fs_score = "query_zscore" }
+"""
+
+
+@pytest.fixture
+def topics(sparse_index, data_dir):
+    from hybrid.formats import read_topics
+
+    return read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
+
+
+def test_every_bundled_recipe_parses_with_known_keys():
+    names = bundled_recipes()
+    for expected in ("cmr-qe", "cmr-disck", "bm25f", "coresearch-dpr", "coresearch-e2e", "fused", "hybrid-full"):
+        assert expected in names
+    for name in names:
+        recipe = load_recipe(name)
+        assert recipe.name == name and recipe.description and recipe.cost, name
+        kind = recipe.system["type"]
+        assert kind in BUILDERS, name
+        assert set(recipe.system) <= BUILDERS[kind].keys, name
+        if kind == "pipeline":
+            for spec in reranker_specs(recipe.system, recipe.source):
+                assert set(spec) <= RERANKER_KEYS[spec["type"]]
+        if not recipe.ci:  # the expensive ones say what they need
+            assert recipe.cost.startswith("needs"), name
+
+
+def test_cheap_recipes_run_and_exclude_the_query_document(sparse_index, topics):
+    context = Context(index=sparse_index, hits=5)
+    cheap = [load_recipe(n) for n in bundled_recipes() if load_recipe(n).ci]
+    assert {"cmr-qe", "bm25f"} <= {r.name for r in cheap}
+    for recipe in cheap:
+        run = recipe.build(context)(topics)
+        assert set(run) == {t.qid for t in topics}, recipe.name
+        assert run["q-en-reid"] and all(not h.docid.startswith("a1:") for h in run["q-en-reid"]), recipe.name
+
+
+def test_missing_artifacts_name_the_recipe_line_and_the_build_command(sparse_index, tmp_path, monkeypatch):
+    monkeypatch.delenv(ARTIFACTS_ENV, raising=False)
+    with pytest.raises(ConfigError, match=r"coresearch-dpr\.toml:\d+: .*--artifacts DIR or set HYBRID_ARTIFACTS"):
+        load_recipe("coresearch-dpr").build(Context(index=sparse_index))
+    monkeypatch.setenv(ARTIFACTS_ENV, str(tmp_path))
+    with pytest.raises(ConfigError, match=r"cmr-disck\.toml:\d+: ltr artifact .*ltr/cmr-disck does not exist; train it "
+                                          r"with `python -m hybrid.recipe_train cmr-disck"):
+        load_recipe("cmr-disck").build(Context(index=sparse_index))
+    with pytest.raises(ConfigError, match=r"dense\.toml:\d+: dense artifact .*`python -m hybrid.index_dense"):
+        load_recipe("fused").build(Context(index=sparse_index))  # a component's missing artifact
+
+
+def test_bad_composite_recipes(sparse_index, tmp_path):
+    cyclic = tmp_path / "loop.toml"
+    cyclic.write_text(f'name = "loop"\n[system]\ntype = "fuse"\nrecipes = ["{cyclic}", "bm25"]\n')
+    with pytest.raises(ConfigError, match="recipe cycle"):
+        load_recipe(str(cyclic)).build(Context(index=sparse_index))
+    one = tmp_path / "one.toml"
+    one.write_text('name = "one"\n[system]\ntype = "fuse"\nrecipes = ["bm25"]\n')
+    with pytest.raises(ConfigError, match=r"one\.toml:4: 'recipes' must list at least two"):
+        load_recipe(str(one)).build(Context(index=sparse_index))
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
+                   'rerankers = [{ type = "ltr", model = "/nowhere", dpeth = 3 }]\n')
+    with pytest.raises(ConfigError, match=r"bad\.toml:5: unknown key 'dpeth' for a ltr reranker"):
+        load_recipe(str(bad)).build(Context(index=sparse_index))
+
+
+def test_fuse_by_recipe_name_equals_fusing_the_component_runs(sparse_index, topics, tmp_path):
+    from hybrid.fusion import fuse_runs
+
+    path = tmp_path / "f.toml"
+    path.write_text('name = "f"\n[system]\ntype = "fuse"\nrecipes = ["cmr-doc", "bm25"]\nmethod = "combsum"\n'
+                    'weights = "0.7,0.3"\n')
+    context = Context(index=sparse_index, hits=5)
+    fused = load_recipe(str(path)).build(context)(topics)
+    parts = [load_recipe(n).build(Context(index=sparse_index, hits=5))(topics) for n in ("cmr-doc", "bm25")]
+    expected = fuse_runs(parts, "combsum", [0.7, 0.3], "minmax", k=5)
+    for topic in topics:
+        assert [h.docid for h in fused[topic.qid]] == [h.docid for h in expected[topic.qid]]
+        assert [h.score for h in fused[topic.qid]] == pytest.approx([h.score for h in expected[topic.qid]])
+
+
+def test_ltr_pipeline_trains_through_recipe_train_and_reranks(sparse_index, topics, data_dir, tmp_path):
+    from hybrid.formats.qrels import read_qrels
+    from hybrid.recipe_train import train_recipe
+
+    (tmp_path / "tiny.toml").write_text(TINY_FEATURES)
+    recipe_path = tmp_path / "disck.toml"
+    recipe_path.write_text(
+        'name = "tiny-disck"\n[system]\ntype = "pipeline"\nfirst = "multifield"\n'
+        f'rerankers = [{{ type = "ltr", model = "m/disck", featureset = "{tmp_path / "tiny.toml"}", '
+        'learner = "logistic", depth = 5 }]\n')
+    context = Context(index=sparse_index, hits=5, artifacts=tmp_path)
+    recipe = load_recipe(str(recipe_path))
+    with pytest.raises(ConfigError, match="ltr artifact"):
+        recipe.build(context)
+    written = train_recipe(recipe, context, topics, read_qrels(data_dir / "tiny_qrels.txt"), seed=0)
+    assert written == [tmp_path / "m" / "disck"] and (tmp_path / "m" / "disck" / "ltr-model.json").is_file()
+    with pytest.raises(ConfigError, match="exists"):
+        train_recipe(recipe, Context(index=sparse_index, hits=5, artifacts=tmp_path), topics,
+                     read_qrels(data_dir / "tiny_qrels.txt"))
+    stage = recipe.build(Context(index=sparse_index, hits=5, artifacts=tmp_path))
+    first = load_recipe("multifield").build(Context(index=sparse_index, hits=5))(topics)
+    run = stage(topics)
+    for topic in topics:  # a reranking: the same passages, possibly reordered
+        assert sorted(h.docid for h in run[topic.qid]) == sorted(h.docid for h in first[topic.qid])
+    # The recipe names its feature set; a model trained with another one is refused.
+    (tmp_path / "tiny.toml").write_text(TINY_FEATURES.replace('"mention_char3_dice"', '"mention_head"'))
+    with pytest.raises(ConfigError, match="is not the one this model was trained with"):
+        recipe.build(Context(index=sparse_index, hits=5, artifacts=tmp_path))
+
+
+def test_dense_recipe_resolves_its_index_under_the_artifacts_env(sparse_index, topics, tiny_bert, tmp_path,
+                                                               monkeypatch):
+    from hybrid.dense.encoder import BiEncoder
+    from indexes.faiss_index import build_dense_index
+
+    build_dense_index(sparse_index, BiEncoder.load(tiny_bert, device="cpu"), tmp_path / "dense" / "ecbplus",
+                      progress=False)
+    monkeypatch.setenv(ARTIFACTS_ENV, str(tmp_path))
+    context = Context(index=sparse_index, hits=4)
+    run = load_recipe("coresearch-dpr").build(context)(topics)
+    assert all(len(run[t.qid]) == 4 for t in topics)
+    assert all(not h.docid.startswith("a1:") for h in run["q-en-reid"])
+    fused = load_recipe("fused").build(context)(topics)  # multifield + bm25f + dense, by name
+    assert set(fused) == {t.qid for t in topics} and all(len(v) <= 4 for v in fused.values())
