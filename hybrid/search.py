@@ -9,6 +9,15 @@ Examples::
     # multi-field mention retrieval with explicit field weights
     python -m hybrid.search --index idx --topics topics.tsv --model multifield \\
         --weights "mention=1,chain:mention=0.5,ner=0.3,context=0.3" --output mf.trec --spans mf.spans.jsonl
+    # BM25F (one saturation over pooled fields; needs the project's jar)
+    python -m hybrid.search --index idx --topics topics.tsv --model bm25f --bm25f-fields "mention=1,coref=0.5"
+    # dense retrieval over a FAISS index built by python -m hybrid.index_dense (encoder recorded in it)
+    python -m hybrid.search --index idx --dense-index idx-dense --topics topics.tsv --model dense
+    # multi-field + dense fused in one command; each component run is written beside the fused one
+    # (fused.multifield.trec, fused.dense.trec; with --spans also fused.dense.spans.jsonl, ...)
+    python -m hybrid.search --index idx --dense-index idx-dense --topics topics.tsv --model fused \\
+        --fuse multifield,dense --fusion combsum --norm minmax --fusion-weights "event=0.6,0.4;entity=0.6,0.4" \\
+        --output fused.trec
 """
 
 from __future__ import annotations
@@ -25,10 +34,14 @@ from hybrid.errors import InputError
 from hybrid.formats.lines import SkipReport
 
 log = logging.getLogger("hybrid.search")
-MODELS = ("bm25", "multifield")
+MODELS = ("bm25", "multifield", "bm25f", "dense", "fused")
+COMPONENTS = ("bm25", "multifield", "bm25f", "dense")  # what --fuse may combine
 
 
 def parser() -> argparse.ArgumentParser:
+    from hybrid.fusion.fuse import METHODS as FUSION_METHODS
+    from hybrid.fusion.normalize import NORMALISATIONS
+    from hybrid.retrieval.bm25f import DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
     from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS
 
     p = argparse.ArgumentParser(prog="python -m hybrid.search", description=__doc__.split("\n")[0],
@@ -46,7 +59,24 @@ def parser() -> argparse.ArgumentParser:
                    help="multifield clauses source[:field]=weight, comma separated (sources: mention chain ner "
                         "context sentence trigrams acronym type; fields: mention ner context coref trigrams "
                         "acronym type)")
-    p.add_argument("--any-kind", action="store_true", help="multifield: do not restrict candidates to the query's kind")
+    p.add_argument("--any-kind", action="store_true",
+                   help="multifield/bm25f/dense: do not restrict candidates to the query's kind")
+    p.add_argument("--bm25f-fields", default=DEFAULT_BM25F_FIELDS, help="bm25f: field=weight, comma separated")
+    p.add_argument("--bm25f-query", default=DEFAULT_BM25F_QUERY,
+                   help="bm25f: a query formulation, or query sources joined by '+' (mention+chain+ner)")
+    p.add_argument("--dense-index", help="dense/fused: FAISS index directory (default: <index>/dense; a sharded "
+                                         "index uses its shards' dense parts)")
+    p.add_argument("--encoder", help="dense/fused: query encoder (default: the one the dense index records)")
+    p.add_argument("--device", help="dense/fused: torch device (default: cuda when available, else cpu)")
+    p.add_argument("--fuse", default="multifield,dense",
+                   help=f"fused: the models to fuse, comma separated, from {', '.join(COMPONENTS)}")
+    p.add_argument("--fusion", choices=FUSION_METHODS, default="combsum", help="fused: fusion method")
+    p.add_argument("--norm", choices=NORMALISATIONS, default="minmax",
+                   help="fused: score normalisation of combsum/combmnz")
+    p.add_argument("--fusion-weights", default="",
+                   help="fused: one weight per --fuse model, e.g. '0.6,0.4', optionally per kind: "
+                        "'event=0.55,0.45;entity=0.6,0.4' (default: equal weights; see BENCHMARKS.md)")
+    p.add_argument("--depth", type=int, help="fused: hits each component fetches (default: --hits)")
     p.add_argument("--hits", type=int, default=100, help="passages per query")
     p.add_argument("--k1", type=float, default=0.9)
     p.add_argument("--b", type=float, default=0.4)
@@ -60,26 +90,83 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def build_retriever(args: argparse.Namespace, index):
+def build_retriever(args: argparse.Namespace, index, model: str | None = None):
+    """The retriever of ``--model`` (or of one fused component), already adapted to a sharded index."""
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
+    from hybrid.scale.sharded_search import shard_retriever
 
-    if args.model == "bm25":
-        return PassageBM25(index, args.query, k1=args.k1, b=args.b, threads=args.threads, k=args.hits)
-    return MultiFieldBM25(index, args.weights, same_kind=not args.any_kind, k1=args.k1, b=args.b, k=args.hits,
-                          progress=not args.quiet, threads=args.threads, batch_size=args.batch_size)
+    model = model or args.model
+    if model == "fused":
+        return build_fused(args, index)
+    if model == "dense":
+        return build_dense(args, index)
+    if model == "bm25f":
+        from hybrid.retrieval.bm25f import BM25F
+
+        retriever = BM25F(index, args.bm25f_fields, same_kind=not args.any_kind, k=args.hits, query=args.bm25f_query,
+                          k1=args.k1, b=args.b, threads=args.threads, progress=not args.quiet)
+    elif model == "bm25":
+        retriever = PassageBM25(index, args.query, k1=args.k1, b=args.b, threads=args.threads, k=args.hits)
+    else:
+        retriever = MultiFieldBM25(index, args.weights, same_kind=not args.any_kind, k1=args.k1, b=args.b,
+                                   k=args.hits, progress=not args.quiet, threads=args.threads,
+                                   batch_size=args.batch_size)
+    return shard_retriever(retriever, index)
+
+
+def build_dense(args: argparse.Namespace, index):
+    """DenseRetriever over --dense-index (or ``<index>/dense``); on a sharded index, over its shards' parts."""
+    from hybrid.retrieval.dense import DenseRetriever
+    from hybrid.scale.sharded_search import ShardedDense, ShardedIndex
+
+    options = {"same_kind": not args.any_kind, "k": args.hits, "progress": not args.quiet, "device": args.device}
+    if isinstance(index, ShardedIndex) and not args.dense_index:
+        return ShardedDense(index, encoder=args.encoder, **options)
+    path = Path(args.dense_index) if args.dense_index else Path(index.path) / "dense"
+    if not path.is_dir():
+        raise InputError(path, None, "no dense index here: give --dense-index (built by python -m hybrid.index_dense)")
+    return DenseRetriever(path, args.encoder, **options)
+
+
+def build_fused(args: argparse.Namespace, index):
+    """Fuse of the --fuse models with --fusion/--norm/--fusion-weights; components fetch --depth hits."""
+    from hybrid.fusion import Fuse, parse_fusion_weights
+
+    names = [n.strip() for n in args.fuse.split(",") if n.strip()]
+    unknown = [n for n in names if n not in COMPONENTS]
+    if unknown or len(names) < 2:
+        raise InputError(None, None, f"--fuse needs two or more of {', '.join(COMPONENTS)}, got {args.fuse!r}")
+    if len(set(names)) != len(names):
+        raise InputError(None, None, f"--fuse names a model twice: {args.fuse!r}")
+    default, by_kind = parse_fusion_weights(args.fusion_weights, len(names))
+    components = [build_retriever(args, index, name) for name in names]
+    for component, name in zip(components, names, strict=True):
+        component.name = name
+    return Fuse(components, method=args.fusion, weights=default, normalisation=args.norm, k=args.hits,
+                depth=args.depth, weights_by_kind=by_kind,
+                name=f"{args.fusion}-{args.norm}({'+'.join(names)})" if args.fusion != "rrf" else None)
+
+
+def component_path(output: str, name: str, suffix: str = ".trec") -> str:
+    """``fused.trec`` + ``dense`` -> ``fused.dense.trec`` (beside the fused run)."""
+    path = Path(output)
+    stem = path.name[: -len(path.suffix)] if path.suffix else path.name
+    return str(path.with_name(f"{stem}.{name}{suffix}"))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.hits < 1:
         raise InputError(None, None, "--hits must be >= 1")
+    if args.depth is not None and args.depth < args.hits:
+        raise InputError(None, None, "--depth must be >= --hits")
     from hybrid.evaluation import evaluate
     from hybrid.formats.qrels import read_qrels
     from hybrid.formats.runs import write_run
     from hybrid.formats.topics import read_topics
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.sample import sample_index, sample_paths
-    from hybrid.scale.sharded_search import open_index, shard_retriever
+    from hybrid.scale.sharded_search import open_index
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":
@@ -90,11 +177,17 @@ def main(argv: list[str] | None = None) -> int:
     topics = read_topics(topics_path, resolve=index.passage_text, skip_bad=skipped)
     if skipped:
         print(skipped.summary(), file=sys.stderr)
-    retriever = shard_retriever(build_retriever(args, index), index)
+    retriever = build_retriever(args, index)
+    output = args.output or f"run.{args.model}.trec"
     started = time.time()
     run = retriever.search(topics, args.hits)
     elapsed = time.time() - started
-    output = args.output or f"run.{args.model}.trec"
+    components = getattr(retriever, "component_runs", {}) if args.model == "fused" else {}
+    for name, component in components.items():
+        spans = component_path(output, name, ".spans.jsonl") if args.spans else None
+        write_run(component, component_path(output, name), tag=name, spans_path=spans and Path(spans))
+        if spans:
+            _fill_spans(spans, index)
     write_run(run, output, tag=args.tag or retriever.name, spans_path=args.spans and Path(args.spans))
     if args.spans:
         _fill_spans(args.spans, index)
@@ -103,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         "queries_per_second": round(len(topics) / elapsed, 1) if elapsed > 0 else None,
         "model": args.model, "index": str(index.path), "argv": sys.argv[1:] if argv is None else argv,
     }
+    if components:
+        meta["components"] = {name: component_path(output, name) for name in components}
     _write_provenance(output, meta, args, index)
     print(json.dumps(meta), file=sys.stderr)
     if qrels_path:

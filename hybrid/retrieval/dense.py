@@ -57,24 +57,10 @@ class DenseRetriever(Retriever):
         return self.index.kind_of(topic.passage_id, topic.start, topic.end) if topic.passage_id else None
 
     def _hits(self, scores: np.ndarray, rows: np.ndarray, own: int, kind: int | None, k: int) -> list[Hit]:
-        index = self.index
-        keep = rows >= 0
-        safe = np.where(keep, rows, 0)
-        if own >= 0:
-            keep &= index.row_doc[safe] != own
-        if kind is not None:
-            row_kind = index.row_kind[safe]
-            keep &= (row_kind == kind) | (row_kind == 0)
-        rows, scores = rows[keep], scores[keep]
-        passages = index.row_passage[rows]
-        _, first = np.unique(passages, return_index=True)  # FAISS order is best first: first = best mention
-        first.sort()
         hits = []
-        for i in first[:k]:
-            number, start, end = (int(x) for x in index.rows[rows[i], :3])
-            pid = index.passage_ids[number]
+        for pid, score, start, end in best_mention_per_passage(self.index, scores, rows, own, kind, k):
             span = (start, end) if start >= 0 else (None, None)
-            hits.append(Hit(docid=pid, score=float(scores[i]), mention_start=span[0], mention_end=span[1],
+            hits.append(Hit(docid=pid, score=score, mention_start=span[0], mention_end=span[1],
                             mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
         return hits
 
@@ -105,3 +91,29 @@ class DenseRetriever(Retriever):
         bar.close()
         self.last_timing = {"encode": encoded - started, "search": time.perf_counter() - encoded}
         return run
+
+
+def best_mention_per_passage(index: DenseIndex, scores: np.ndarray, rows: np.ndarray, own: int, kind: int | None,
+                             k: int) -> list[tuple[str, float, int, int]]:
+    """FAISS rows of one query -> top ``k`` ``(passage id, score, start, end)``: best mention per passage.
+
+    Drops the query's own document (``own`` >= 0) and, with ``kind``, mentions of another kind. Ties are
+    broken by passage id so that one index and any sharding of it rank exactly alike (FAISS returns equal
+    scores in heap order, which depends on the index's layout).
+    """
+    keep = rows >= 0
+    safe = np.where(keep, rows, 0)
+    if own >= 0:
+        keep &= index.row_doc[safe] != own
+    if kind is not None:
+        row_kind = index.row_kind[safe]
+        keep &= (row_kind == kind) | (row_kind == 0)
+    rows, scores = rows[keep], scores[keep]
+    _, first = np.unique(index.row_passage[rows], return_index=True)  # FAISS order is best first: first = best
+    first.sort()
+    found = []
+    for i in first:
+        number, start, end = (int(x) for x in index.rows[rows[i], :3])
+        found.append((index.passage_ids[number], float(scores[i]), start, end))
+    found.sort(key=lambda hit: (-hit[1], hit[0]))
+    return found[:k]

@@ -38,6 +38,7 @@ from hybrid.errors import ConfigError
 from hybrid.jvm import JAR_BUILD_COMMAND, start_jvm
 from hybrid.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
+from hybrid.retrieval.dense import best_mention_per_passage
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from hybrid.retrieval.sparse_index import SparseIndex
 from hybrid.scale.ray_engine import Engine, get_engine
@@ -250,31 +251,13 @@ def dense_top(index, vectors: np.ndarray, owns: list[str | None], kinds: list[in
         scores, rows = index.search(vectors[pending], fetch)
         still = []
         for j, qi in enumerate(pending):
-            hits = _dense_hits(index, scores[j], rows[j], own_numbers[qi], kinds[qi], k)
+            hits = best_mention_per_passage(index, scores[j], rows[j], own_numbers[qi], kinds[qi], k)
             if len(hits) < k and fetch < index.size:
                 still.append(qi)
                 continue
             out[qi] = hits
         pending, fetch = still, fetch * 4
     return out
-
-
-def _dense_hits(index, scores: np.ndarray, rows: np.ndarray, own: int, kind: int | None, k: int) -> list[tuple]:
-    keep = rows >= 0
-    safe = np.where(keep, rows, 0)
-    if own >= 0:
-        keep &= index.row_doc[safe] != own
-    if kind is not None:
-        row_kind = index.row_kind[safe]
-        keep &= (row_kind == kind) | (row_kind == 0)
-    rows, scores = rows[keep], scores[keep]
-    _, first = np.unique(index.row_passage[rows], return_index=True)  # FAISS order: first = best mention
-    first.sort()
-    hits = []
-    for i in first[:k]:
-        number, start, end = (int(x) for x in index.rows[rows[i], :3])
-        hits.append((index.passage_ids[number], float(scores[i]), start, end))
-    return hits
 
 
 # -- pyserini's LuceneSearcher, sharded -------------------------------------------------------------------

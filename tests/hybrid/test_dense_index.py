@@ -118,3 +118,54 @@ def test_index_dense_cli(tmp_path, tiny_index, encoder):
     index = DenseIndex(out)
     assert len(index.passage_ids) == 4
     assert json.loads((out / DENSE_METADATA).read_text())["limit"] == 4
+
+
+def test_search_cli_dense_and_fused_write_each_run(tmp_path, tiny_index, dense_dir, data_dir):
+    """One command runs multifield + dense, writes both component runs, and fuses exactly those runs."""
+    from hybrid.formats.runs import read_run
+    from hybrid.fusion import fuse_runs
+    from hybrid.search import main as search_main
+
+    topics = str(data_dir / "tiny_topics.jsonl")
+    dense_out = tmp_path / "dense.trec"
+    assert search_main(["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics", topics,
+                        "--model", "dense", "--output", str(dense_out), "--hits", "5", "--quiet"]) == 0
+    dense_run = read_run(dense_out)
+    assert dense_run and all(0 < len(hits) <= 5 for hits in dense_run.values())
+
+    fused_out, spans = tmp_path / "fused.trec", tmp_path / "fused.spans.jsonl"
+    assert search_main(["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics", topics,
+                        "--model", "fused", "--fuse", "multifield,dense", "--fusion", "combsum", "--norm", "zscore",
+                        "--fusion-weights", "0.7,0.3", "--output", str(fused_out), "--spans", str(spans),
+                        "--hits", "5", "--quiet"]) == 0
+    parts = [read_run(tmp_path / "fused.multifield.trec"), read_run(tmp_path / "fused.dense.trec")]
+    assert parts[1] == dense_run  # the dense component is the same search as --model dense
+    expected = fuse_runs(parts, "combsum", [0.7, 0.3], "zscore", k=5)
+    got = read_run(fused_out)
+    assert {q: [h.docid for h in hits] for q, hits in got.items()} == \
+        {q: [h.docid for h in hits] for q, hits in expected.items()}
+    assert (tmp_path / "fused.dense.spans.jsonl").exists() and spans.exists()
+    meta = json.loads((tmp_path / "fused.trec.meta.json").read_text())
+    assert set(meta["components"]) == {"multifield", "dense"}
+
+
+@pytest.mark.parametrize("bad", [["--fuse", "multifield"], ["--fuse", "multifield,bogus"],
+                                 ["--fuse", "dense,dense"], ["--fusion-weights", "1,2,3"]])
+def test_search_cli_rejects_bad_fusion_options(tmp_path, tiny_index, dense_dir, data_dir, bad, capsys):
+    from hybrid.cli_common import run_cli
+    from hybrid.search import main as search_main
+
+    rc = run_cli(search_main, ["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics",
+                               str(data_dir / "tiny_topics.jsonl"), "--model", "fused", "--output",
+                               str(tmp_path / "f.trec"), "--quiet", *bad])
+    assert rc != 0 and "fus" in capsys.readouterr().err.lower()
+    assert not (tmp_path / "f.trec").exists()
+
+
+def test_search_cli_dense_without_a_dense_index_names_the_path(tmp_path, tiny_index, data_dir, capsys):
+    from hybrid.cli_common import run_cli
+    from hybrid.search import main as search_main
+
+    rc = run_cli(search_main, ["--index", str(tiny_index), "--topics", str(data_dir / "tiny_topics.jsonl"),
+                               "--model", "dense", "--output", str(tmp_path / "d.trec"), "--quiet"])
+    assert rc != 0 and "dense" in capsys.readouterr().err

@@ -97,3 +97,37 @@ def test_field_weights_are_validated(sparse_index):
             parse_field_weights(bad)
     with pytest.raises(ConfigError):
         BM25F(sparse_index, "mention=1", query="nonsense")
+
+
+def test_query_is_a_formulation_or_sources_joined_by_plus(sparse_index, topics):
+    from hybrid.retrieval.bm25f import check_query, query_text
+
+    record = sparse_index.query_record(topics[0])
+    assert query_text("mention+mention", topics[0], record) == f"{record.mention} ; {record.mention}"
+    assert query_text("sentence", topics[0], record) == topics[0].text
+    assert check_query("mention+chain+ner+sentence") == "mention+chain+ner+sentence"
+    for bad in ("mention+bogus", "", "mention++ner"):
+        with pytest.raises(ConfigError):
+            check_query(bad)
+
+
+def test_search_cli_bm25f_model(tiny_index, data_dir, tmp_path):
+    """``--model bm25f`` writes the same ranking as the BM25F retriever with the same fields and query."""
+    from hybrid.formats.runs import read_run
+    from hybrid.formats.topics import read_topics
+    from hybrid.retrieval.bm25f import BM25F
+    from hybrid.retrieval.sparse_index import SparseIndex
+    from hybrid.search import main as search_main
+
+    out = tmp_path / "bm25f.trec"
+    topics_path = data_dir / "tiny_topics.jsonl"
+    assert search_main(["--index", str(tiny_index), "--topics", str(topics_path), "--model", "bm25f",
+                        "--bm25f-fields", "mention=1,context=0.5", "--bm25f-query", "mention+ner",
+                        "--output", str(out), "--hits", "5", "--quiet"]) == 0
+    index = SparseIndex(tiny_index)
+    topics = read_topics(topics_path, resolve=index.passage_text)
+    expected = BM25F(index, "mention=1,context=0.5", query="mention+ner").search(topics, 5)
+    got = read_run(out)
+    assert got and {q: [h.docid for h in hits] for q, hits in got.items()} == \
+        {q: [h.docid for h in hits] for q, hits in expected.items() if hits}
+    assert json.loads((tmp_path / "bm25f.trec.meta.json").read_text())["model"] == "bm25f"
