@@ -17,37 +17,89 @@ reader's spans and for the first stage's best-matching mention, and reader throu
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
-import random
-import time
+import sys
 from pathlib import Path
 
-from scipy import stats
+# ``python benchmarks/reader.py`` puts benchmarks/ first on sys.path, where benchmarks/ltr.py would shadow the
+# ``ltr`` package: drop that directory and put the repository root first, whatever the working directory.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
-from hybrid.evaluation import evaluate, per_query
-from hybrid.formats.qrels import read_qrels
-from hybrid.formats.runs import read_run, write_run
-from hybrid.formats.topics import read_topics
-from hybrid.records import KINDS, Hit, Run
-from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-from hybrid.retrieval.sparse_index import SparseIndex
-from ltr.reader.infer import rerank_run, write_spans
-from ltr.reader.spans_eval import SpanRow, evaluate_spans, gold_mentions, read_query_labels
-from ltr.reader.stage import index_mention_spans
-from ltr.reader.store import load_reader
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import random  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+from scipy import stats  # noqa: E402
+
+from hybrid.evaluation import evaluate, per_query  # noqa: E402
+from hybrid.formats.qrels import read_qrels  # noqa: E402
+from hybrid.formats.runs import read_run, write_run  # noqa: E402
+from hybrid.formats.topics import read_topics  # noqa: E402
+from hybrid.records import KINDS, Hit, Run  # noqa: E402
+from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25  # noqa: E402
+from hybrid.retrieval.sparse_index import SparseIndex  # noqa: E402
+from ltr.reader.infer import rerank_run, write_spans  # noqa: E402
+from ltr.reader.spans_eval import SpanRow, evaluate_spans, gold_mentions, read_query_labels  # noqa: E402
+from ltr.reader.stage import index_mention_spans  # noqa: E402
+from ltr.reader.store import load_reader  # noqa: E402
 
 MEASURES = ("RR@10", "AP@100", "R@10", "R@50", "nDCG@10")
 
 
-def stratified_subset(topics, per_kind: int, seed: int):
-    chosen = []
+def stratified_subset(topics, per_kind: int, seed: int, tune_per_kind: int = 0):
+    """Seeded subset, ``per_kind`` queries of each kind, and a disjoint tuning subset (``tune_per_kind`` of each
+    kind, drawn with its own seeded generator from the queries left out of the evaluated subset)."""
+    chosen, tune = [], []
     for kind in KINDS:
         qids = sorted(t.qid for t in topics if t.kind == kind)
-        chosen += random.Random(f"{seed}:{kind}").sample(qids, min(per_kind, len(qids)))
-    keep = set(chosen)
-    return [t for t in topics if t.qid in keep]
+        picked = random.Random(f"{seed}:{kind}").sample(qids, min(per_kind, len(qids)))
+        rest = sorted(set(qids) - set(picked))
+        chosen += picked
+        tune += random.Random(f"{seed}:{kind}:tune").sample(rest, min(tune_per_kind, len(rest)))
+    keep, keep_tune = set(chosen), set(tune)
+    return [t for t in topics if t.qid in keep], [t for t in topics if t.qid in keep_tune]
+
+
+def _znorm(values: list[float]) -> list[float]:
+    if len(values) < 2:
+        return [0.0 for _ in values]
+    mean, sd = statistics.fmean(values), statistics.pstdev(values)
+    return [(v - mean) / sd if sd > 0 else 0.0 for v in values]
+
+
+def interpolate(first: Run, reader: Run, weight: float, depth: int) -> Run:
+    """``(1 - weight) * z(first-stage score) + weight * z(reader score)`` over each query's top ``depth`` first-stage
+    hits (z: per query over those hits); deeper hits follow in first-stage order. Spans come from the reader run."""
+    out: Run = {}
+    for qid, hits in first.items():
+        ranked = sorted(hits, key=lambda h: (-h.score, h.docid))
+        top, rest = ranked[:depth], ranked[depth:]
+        by_doc = {h.docid: h for h in reader.get(qid, [])}
+        f = _znorm([h.score for h in top])
+        r = _znorm([by_doc[h.docid].score for h in top])
+        fused = []
+        for hit, fz, rz in zip(top, f, r, strict=True):
+            span = by_doc[hit.docid]
+            fused.append(Hit(docid=hit.docid, score=(1 - weight) * fz + weight * rz, mention_start=span.mention_start,
+                             mention_end=span.mention_end, mention_text=span.mention_text))
+        fused.sort(key=lambda h: (-h.score, h.docid))
+        floor = min((h.score for h in fused), default=0.0)
+        out[qid] = fused + [Hit(docid=h.docid, score=floor - i) for i, h in enumerate(rest, start=1)]
+    return out
+
+
+def tune_weight(qrels, first: Run, reader: Run, depth: int, measure: str = "RR@10") -> tuple[float, dict]:
+    """The interpolation weight (grid 0, 0.05 .. 1) with the best mean ``measure`` on the tuning queries."""
+    curve = {}
+    for step in range(21):
+        weight = step / 20
+        scores = per_query(qrels, interpolate(first, reader, weight, depth), (measure,))[measure]
+        curve[weight] = statistics.fmean(scores[q] for q in qrels)
+    best = max(curve, key=lambda w: (curve[w], -w))  # ties: the smaller reader weight
+    return best, curve
 
 
 def predicted_only(run: Run, passage_text) -> Run:
@@ -71,6 +123,35 @@ def predicted_only(run: Run, passage_text) -> Run:
     return out
 
 
+def rrf(a: Run, b: Run, k: int = 60) -> Run:
+    """Reciprocal rank fusion (parameter-free, k=60) of two runs over the same candidates."""
+    out: Run = {}
+    for qid in a:
+        fused: dict[str, float] = {}
+        spans = {h.docid: h for h in a[qid]}
+        for run in (a, b):
+            for rank, hit in enumerate(run.get(qid, []), start=1):
+                fused[hit.docid] = fused.get(hit.docid, 0.0) + 1.0 / (k + rank)
+        out[qid] = sorted((Hit(docid=d, score=s, mention_start=spans[d].mention_start if d in spans else None,
+                               mention_end=spans[d].mention_end if d in spans else None,
+                               mention_text=spans[d].mention_text if d in spans else None)
+                           for d, s in fused.items()), key=lambda h: (-h.score, h.docid))
+    return out
+
+
+def load_reranked(path: Path, spans_path: Path) -> Run:
+    run = read_run(path)
+    by_pair = {}
+    for line in spans_path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        by_pair[(row["qid"], row["docid"])] = row
+    for qid, hits in run.items():
+        for hit in hits:
+            row = by_pair[(qid, hit.docid)]
+            hit.mention_start, hit.mention_end, hit.mention_text = row["start"], row["end"], row["text"]
+    return run
+
+
 def span_rows(run: Run, top: int, passage_text) -> list[SpanRow]:
     """Each hit's span; a first-stage hit knows only the offsets of its best mention, so its text is looked up."""
     rows = []
@@ -91,6 +172,9 @@ def main() -> None:
     p.add_argument("--corpus", required=True, help="corpus JSONL with clusters (span gold, evaluation only)")
     p.add_argument("--model", required=True, help="trained reader directory")
     p.add_argument("--per-kind", type=int, default=150)
+    p.add_argument("--tune-per-kind", type=int, default=40,
+                   help="queries of each kind, disjoint from the evaluated ones, on which the weight of the "
+                        "reader/first-stage interpolation is tuned (0: no interpolation)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--depth", type=int, default=50)
     p.add_argument("--hits", type=int, default=100)
@@ -99,6 +183,9 @@ def main() -> None:
     p.add_argument("--first-stage-run", help="rerank this run instead of computing MultiFieldBM25")
     p.add_argument("--out-dir", required=True)
     p.add_argument("--markdown", help="also write a markdown table here")
+    p.add_argument("--reuse", action="store_true",
+                   help="re-evaluate the reader runs/spans already in --out-dir (and their measured throughput) "
+                        "instead of running the reader again")
     args = p.parse_args()
     if args.threads:
         import torch
@@ -108,44 +195,78 @@ def main() -> None:
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     index = SparseIndex(args.index)
-    topics = stratified_subset(read_topics(args.topics, resolve=index.passage_text), args.per_kind, args.seed)
+    topics, tune_topics = stratified_subset(read_topics(args.topics, resolve=index.passage_text), args.per_kind,
+                                            args.seed, args.tune_per_kind)
+    assert not {t.qid for t in topics} & {t.qid for t in tune_topics}
     qids = {t.qid for t in topics}
     qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in qids}
     groups = {t.qid: t.kind for t in topics}
     (out / "subset.txt").write_text("".join(f"{t.qid}\n" for t in topics))
+    (out / "tune_subset.txt").write_text("".join(f"{t.qid}\n" for t in tune_topics))
+
+    def first_stage(chosen) -> Run:
+        if args.first_stage_run:
+            full = read_run(args.first_stage_run)
+            return {t.qid: full.get(t.qid, []) for t in chosen}
+        return MultiFieldBM25(index).search(chosen, args.hits)
 
     runs: dict[str, Run] = {}
     runs["bm25 (plain Pyserini, sentence)"] = PassageBM25(index, "sentence").search(topics, args.hits)
-    if args.first_stage_run:
-        full = read_run(args.first_stage_run)
-        first_name = f"first stage ({Path(args.first_stage_run).name})"
-        runs[first_name] = {q: full.get(q, []) for q in qids}
-    else:
-        first_name = "multifield (first stage)"
-        runs[first_name] = MultiFieldBM25(index).search(topics, args.hits)
+    first_name = f"first stage ({Path(args.first_stage_run).name})" if args.first_stage_run \
+        else "multifield (first stage)"
+    runs[first_name] = first_stage(topics)
 
     reader = load_reader(args.model)
     pairs = sum(min(len(h), args.depth) for h in runs[first_name].values())
-    started = time.time()
-    reranked = rerank_run(reader, topics, runs[first_name], index.passage_text, depth=args.depth,
-                          batch_size=args.batch_size, progress=True, span_candidates=index_mention_spans(index))
-    seconds = time.time() - started
     base = first_name.split(" (")[0]
     reader_name = f"reader, predicted span (CoreSearch) over {base} top-{args.depth}"
     mentions_name = f"reader, predicted span + indexed mentions over {base} top-{args.depth}"
-    runs[reader_name] = predicted_only(reranked, index.passage_text)
-    runs[mentions_name] = reranked
-    write_run(runs[reader_name], out / "reader.trec", tag="reader")
-    write_spans(runs[reader_name], out / "reader.spans.jsonl")
-    write_run(reranked, out / "reader_mentions.trec", tag="reader-mentions")
-    write_spans(reranked, out / "reader_mentions.spans.jsonl")
+    if args.reuse:
+        saved = read_run(out / "first_stage.trec")
+        if any([h.docid for h in saved.get(q, [])] != [h.docid for h in runs[first_name][q]] for q in qids):
+            raise SystemExit("the first stage differs from the one the saved reader runs reranked; run without --reuse")
+        previous = json.loads((out / "results.json").read_text())
+        seconds = previous["throughput"]["seconds"]
+        runs[reader_name] = load_reranked(out / "reader.trec", out / "reader.spans.jsonl")
+        runs[mentions_name] = load_reranked(out / "reader_mentions.trec", out / "reader_mentions.spans.jsonl")
+    else:
+        started = time.time()
+        reranked = rerank_run(reader, topics, runs[first_name], index.passage_text, depth=args.depth,
+                              batch_size=args.batch_size, progress=True, span_candidates=index_mention_spans(index))
+        seconds = time.time() - started
+        runs[reader_name] = predicted_only(reranked, index.passage_text)
+        runs[mentions_name] = reranked
+        write_run(runs[reader_name], out / "reader.trec", tag="reader")
+        write_spans(runs[reader_name], out / "reader.spans.jsonl")
+        write_run(reranked, out / "reader_mentions.trec", tag="reader-mentions")
+        write_spans(reranked, out / "reader_mentions.spans.jsonl")
+    runs[f"RRF(reader + indexed mentions, {base})"] = rrf(runs[mentions_name], runs[first_name])
     write_run(runs[first_name], out / "first_stage.trec", tag="first")
+
+    tuning = None
+    if tune_topics:
+        tune_qids = {t.qid for t in tune_topics}
+        tune_qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in tune_qids}
+        tune_first = first_stage(tune_topics)
+        if args.reuse and (out / "tune_reader_mentions.trec").is_file():
+            tune_reader = read_run(out / "tune_reader_mentions.trec")
+        else:
+            tune_reader = rerank_run(reader, tune_topics, tune_first, index.passage_text, depth=args.depth,
+                                     batch_size=args.batch_size, progress=True,
+                                     span_candidates=index_mention_spans(index))
+            write_run(tune_reader, out / "tune_reader_mentions.trec", tag="reader-mentions")
+        weight, curve = tune_weight(tune_qrels, tune_first, tune_reader, args.depth)
+        tuning = {"queries": len(tune_topics), "measure": "RR@10 (mean over both kinds)", "weight": weight,
+                  "curve": curve}
+        runs[f"interpolated: {1 - weight:.2f} z({base}) + {weight:.2f} z(reader + indexed mentions), "
+             f"top-{args.depth}"] = interpolate(
+            runs[first_name], runs[mentions_name], weight, args.depth)
 
     tables = {name: evaluate(qrels, run, MEASURES, groups) for name, run in runs.items()}
     pq = {name: per_query(qrels, run, ("RR@10", "AP@100")) for name, run in runs.items()}
     tests = {}
     for measure in ("RR@10", "AP@100"):
-        for system in (reader_name, mentions_name):
+        for system in [reader_name, mentions_name, *(n for n in runs if n.startswith("interpolated"))]:
             for other in (first_name, "bm25 (plain Pyserini, sentence)"):
                 a = [pq[system][measure][q] for q in sorted(qrels)]
                 b = [pq[other][measure][q] for q in sorted(qrels)]
@@ -161,12 +282,15 @@ def main() -> None:
 
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.platform(),
+        "command": "python benchmarks/reader.py " + " ".join(sys.argv[1:]),
         "subset": {"per_kind": args.per_kind, "seed": args.seed, "queries": len(topics),
                    "by_kind": {k: sum(1 for t in topics if t.kind == k) for k in KINDS}},
-        "depth": args.depth, "tables": tables, "paired_t_test_p": tests, "spans": spans,
+        "tuning": tuning, "depth": args.depth, "tables": tables, "paired_t_test_p": tests, "spans": spans,
         "throughput": {"pairs": pairs, "seconds": round(seconds, 1), "pairs_per_second": round(pairs / seconds, 2),
                        "device": str(reader.device), "threads": args.threads},
         "reader": {"model": args.model, "training": reader.meta.get("training", {}).get("config"),
+                   "base_model": reader.meta.get("base_model") if reader.meta.get("warm_start") is not None else None,
+                   "warm_start_steps": reader.meta.get("warm_start"),
                    "steps_done": reader.meta.get("training", {}).get("steps_done"),
                    "train_seconds": reader.meta.get("training", {}).get("seconds_this_run")},
     }
@@ -178,7 +302,13 @@ def main() -> None:
 
 
 def markdown(result: dict) -> str:
-    lines = ["| system | kind | #q | " + " | ".join(MEASURES) + " |", "|---|---|---|" + "---|" * len(MEASURES)]
+    sub, rd = result["subset"], result["reader"]
+    lines = ["# Neural coreference reader on ECB+ dev (generated by benchmarks/reader.py)", "",
+             f"{result['date']}, {result['machine']}. Command:", "", "```", result["command"], "```", "",
+             f"Subset: {sub['queries']} dev queries ({sub['by_kind']}), seeded (seed {sub['seed']}), stratified by "
+             f"kind; qrels restricted to it. Reader `{rd['model']}` ({rd['steps_done']} training steps in this run"
+             f"{'; warm start from ' + str(rd['base_model']) if rd.get('base_model') else ''}).", ""]
+    lines += ["| system | kind | #q | " + " | ".join(MEASURES) + " |", "|---|---|---|" + "---|" * len(MEASURES)]
     for name, table in result["tables"].items():
         for group in ("event", "entity", "all"):
             row = table[group]
@@ -192,6 +322,11 @@ def markdown(result: dict) -> str:
                 lines.append(f"| {name} | {group} | {row['#pairs']} | {row['EM']:.4f} | {row['F1']:.4f} |")
     lines += ["", "| paired t-test (per query, subset) | p |", "|---|---|"]
     lines += [f"| {k} | {v:.2g} |" for k, v in result["paired_t_test_p"].items()]
+    if result.get("tuning"):
+        tuning = result["tuning"]
+        curve = ", ".join(f"{w:g}: {v:.3f}" for w, v in tuning["curve"].items())
+        lines += ["", f"Interpolation weight tuned on {tuning['queries']} dev queries disjoint from the subset "
+                      f"({tuning['measure']}): **{tuning['weight']:g}**; tuning curve {{{curve}}}."]
     t = result["throughput"]
     lines += ["", f"Reader throughput: {t['pairs']} pairs in {t['seconds']} s = **{t['pairs_per_second']} pairs/s** "
                   f"({t['device']}, torch threads {t['threads'] or 'default'})."]

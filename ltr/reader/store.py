@@ -66,12 +66,26 @@ def _check_checkpoint(path: Path) -> None:
 
 def new_reader(base: str | Path | None = None, encoding: EncodingConfig | None = None, ffnn_hidden: int = 128,
                dropout: float = 0.1, seed: int = 13) -> Reader:
-    """Fresh heads (seeded) over a local HF encoder checkpoint; adds the marker tokens and resizes embeddings."""
+    """Fresh heads (seeded) over a local HF encoder checkpoint; adds the marker tokens and resizes embeddings.
+
+    ``base`` may also be a saved reader (a directory with ``reader.json``): training then continues from
+    its encoder *and* heads (a warm start), with ``encoding`` (which must tokenise as the saved one does).
+    """
     from transformers import AutoModel, AutoTokenizer
 
     path = Path(base or default_base_model())
     _check_checkpoint(path)
     encoding = encoding or EncodingConfig()
+    if (path / READER_META).is_file():
+        warm = load_reader(path, device=torch.device("cpu"))
+        if warm.model.heads_config() != {"ffnn_hidden": ffnn_hidden, "dropout": dropout,
+                                         "max_span_tokens": encoding.max_span_tokens}:
+            raise ConfigError(path / READER_META, None, f"the saved reader's heads {warm.model.heads_config()} differ "
+                                                        "from the training config")
+        warm.encoding = encoding
+        warm.meta = {"base_model": str(path), "warm_start": warm.meta.get("training", {}).get("steps_done")}
+        torch.manual_seed(seed)
+        return warm
     torch.manual_seed(seed)  # the resized marker embeddings and the heads are random: seed both
     tokenizer = AutoTokenizer.from_pretrained(path)
     if not getattr(tokenizer, "is_fast", False):

@@ -78,7 +78,7 @@ def logits_and_masks(draw):
     return start, end, mask, draw(st.integers(1, 6))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(case=logits_and_masks())
 def test_decoding_never_returns_an_invalid_span(case):
     start, end, mask, limit = case

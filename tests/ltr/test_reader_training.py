@@ -111,3 +111,19 @@ def test_interrupted_training_resumes_to_the_same_weights(pool, tiny_bert, tmp_p
     other = TrainConfig(**{**config.__dict__, "lr": 2e-3})
     with pytest.raises(ConfigError, match="another config"):
         train(pool, other, tmp_path / "c", device="cpu", progress=False)
+
+
+def test_training_can_warm_start_from_a_saved_reader(pool, tiny_bert, tmp_path):
+    config = TrainConfig(base_model=str(tiny_bert), steps=3, queries_per_step=2, negatives=2, lr=1e-3, seed=2)
+    first = train(pool, config, tmp_path / "first", device="cpu", progress=False)
+    warm = new_reader(tmp_path / "first", config.encoding(), seed=3)
+    for (name, a), (_, b) in zip(first.model.state_dict().items(), warm.model.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name  # encoder and heads, not fresh heads over the encoder
+    assert warm.meta["warm_start"] == 3
+    more = TrainConfig(**{**config.__dict__, "base_model": str(tmp_path / "first"), "steps": 2, "seed": 5})
+    again = train(pool, more, tmp_path / "again", device="cpu", progress=False)
+    assert load_reader(tmp_path / "again").meta["base_model"] == str(tmp_path / "first")
+    assert any(not torch.equal(a, b) for a, b in zip(first.model.state_dict().values(),
+                                                     again.model.state_dict().values(), strict=True))
+    with pytest.raises(ConfigError, match="heads"):
+        new_reader(tmp_path / "first", config.encoding(), ffnn_hidden=64)
