@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -207,6 +208,73 @@ def _dense_missing() -> str | None:
             or _module_missing("faiss"))
 
 
+class QueryVectorMemo:
+    """A query encoder that remembers the vectors of the last ``capacity`` queries it encoded.
+
+    The dense and fusion providers (and the retriever inside each) encode the same batch's queries;
+    sharing one memo per (dense index, encoder) makes that one encoder pass per query instead of up to
+    three. Anything else is delegated to the wrapped encoder.
+    """
+
+    def __init__(self, encoder: Any, capacity: int = 4096):
+        self.encoder, self.capacity = encoder, capacity
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.encoded = 0  # queries actually sent to the encoder
+
+    @staticmethod
+    def key(topic: Any) -> str:
+        return repr(topic)
+
+    def encode_queries(self, topics: Sequence[Any], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        keys = [self.key(t) for t in topics]
+        missing, wanted = [], set()
+        for i, k in enumerate(keys):
+            if k not in self._vectors and k not in wanted:
+                wanted.add(k)
+                missing.append(i)
+        if missing:
+            fresh = self.encoder.encode_queries([topics[i] for i in missing], batch_size=batch_size,
+                                                progress=progress)
+            self.encoded += len(missing)
+            for i, vector in zip(missing, fresh, strict=True):
+                self._vectors[keys[i]] = np.asarray(vector)
+        out = []
+        for k in keys:
+            self._vectors.move_to_end(k)
+            out.append(self._vectors[k])
+        while len(self._vectors) > max(self.capacity, len(set(keys))):
+            self._vectors.popitem(last=False)
+        if not out:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack(out)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.encoder, name)
+
+
+_QUERY_MEMOS: dict[tuple[str, str | None], QueryVectorMemo] = {}
+
+
+def clear_query_memos() -> None:
+    """Forget every remembered query vector (e.g. before timing a cold run)."""
+    for memo in _QUERY_MEMOS.values():
+        memo._vectors.clear()
+
+
+def shared_dense_retriever(index: str | Path, encoder: str | None, k: int, batch_size: int = 64):
+    """A :class:`~hybrid.retrieval.dense.DenseRetriever` whose query encoder (and its memo) is shared by
+    every retriever of the same dense index and encoder in this process."""
+    from hybrid.retrieval.dense import DenseRetriever
+
+    key = (str(Path(index).resolve()), None if encoder is None else str(Path(encoder).resolve()))
+    memo = _QUERY_MEMOS.get(key)
+    retriever = DenseRetriever(index, memo.encoder if memo is not None else encoder, k=k, batch_size=batch_size)
+    if memo is None:
+        memo = _QUERY_MEMOS[key] = QueryVectorMemo(retriever.encoder)
+    retriever.encoder = memo
+    return retriever
+
+
 class DenseProvider(FeatureProvider):
     """Bi-encoder similarities of the query to the candidate mention / the passage's mentions, and dense rank."""
 
@@ -253,11 +321,9 @@ class DenseProvider(FeatureProvider):
     def _open(self, hybrid_index_path: Path):
         key = str(hybrid_index_path)
         if key not in self._state:
-            from hybrid.retrieval.dense import DenseRetriever
-            from indexes.faiss_index import DenseIndex
-
-            index = DenseIndex(self.index_path or hybrid_index_path)
-            retriever = DenseRetriever(index, self.encoder_path, k=self.depth, batch_size=self.batch_size)
+            retriever = shared_dense_retriever(self.index_path or hybrid_index_path, self.encoder_path, self.depth,
+                                               self.batch_size)
+            index = retriever.index
             rows_of: dict[int, list[int]] = {}
             for row, number in enumerate(index.row_passage.tolist()):
                 rows_of.setdefault(int(number), []).append(row)
@@ -392,10 +458,9 @@ class FusionProvider(RetrieverScoresProvider):
 
     def _make(self, index):
         from hybrid.fusion.fuse import Fuse
-        from hybrid.retrieval.dense import DenseRetriever
         from hybrid.retrieval.sparse import MultiFieldBM25
 
-        dense = DenseRetriever(self.index_path or index.path, self.encoder_path, k=self.depth)
+        dense = shared_dense_retriever(self.index_path or index.path, self.encoder_path, self.depth)
         return Fuse([MultiFieldBM25(index, k=self.depth), dense], method=self.method, k=self.depth)
 
 

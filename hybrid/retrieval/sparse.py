@@ -138,26 +138,39 @@ class PassageBM25(Retriever):
     """Plain Pyserini BM25 on the passage index, own document removed."""
 
     def __init__(self, index: SparseIndex, formulation: str = "sentence", k1: float = 0.9, b: float = 0.4,
-                 threads: int = 1, k: int = 100):
+                 threads: int = 1, k: int = 100, batch_size: int = 256):
         if formulation not in QUERY_FORMULATIONS:
             raise ConfigError(None, None, f"unknown query formulation {formulation!r}; choose {QUERY_FORMULATIONS}")
+        if batch_size < 1:
+            raise ConfigError(None, None, f"batch_size must be >= 1, got {batch_size}")
         self.index, self.formulation, self.threads, self.k = index, formulation, threads, k
-        self.k1, self.b = k1, b
+        self.k1, self.b, self.batch_size = k1, b, batch_size
         self.name = f"bm25-{formulation}"
 
     def search(self, topics: list[Topic], k: int) -> Run:
+        """Search in batches of ``batch_size`` topics.
+
+        Anserini's ``batch_search`` returns every hit with its stored Lucene document (the passage's raw
+        JSON, several KB), so one call over thousands of topics at ``k + max_doc_passages`` hits each
+        holds gigabytes on the Java heap at once; bounded batches keep the peak at one batch.
+        """
         # The searcher is shared by every retriever on this index: set this retriever's parameters each time.
         self.index.passages.set_bm25(self.k1, self.b)
-        records = {t.qid: self.index.query_record(t) for t in topics}
-        queries = [formulate(self.formulation, t, records[t.qid]) for t in topics]
         fetch = k + self.index.max_doc_passages
-        results = self.index.passages.batch_search(queries, [t.qid for t in topics], k=fetch, threads=self.threads)
         run: Run = {}
-        for topic in topics:
-            own = self.index.exclude_doc(topic, records[topic.qid])
-            banned = set(self.index.document_passage_ids(own)) if own else set()
-            hits = [Hit(docid=h.docid, score=h.score) for h in results.get(topic.qid, []) if h.docid not in banned]
-            run[topic.qid] = hits[:k]
+        for lo in range(0, len(topics), self.batch_size):
+            chunk = topics[lo : lo + self.batch_size]
+            records = {t.qid: self.index.query_record(t) for t in chunk}
+            queries = [formulate(self.formulation, t, records[t.qid]) for t in chunk]
+            results = self.index.passages.batch_search(queries, [t.qid for t in chunk], k=fetch,
+                                                       threads=self.threads)
+            for topic in chunk:
+                own = self.index.exclude_doc(topic, records[topic.qid])
+                banned = set(self.index.document_passage_ids(own)) if own else set()
+                hits = [Hit(docid=h.docid, score=h.score) for h in results.get(topic.qid, [])
+                        if h.docid not in banned]
+                run[topic.qid] = hits[:k]
+            del results
         return run
 
 

@@ -55,6 +55,44 @@ def test_fusion_scores(batch, dense_dir):
     assert values[:, 0].sum() > 0 and ((values[:, 1] > 0) == (values[:, 0] == 1)).all()
 
 
+def test_dense_and_fusion_encode_each_query_once(batch, dense_dir):
+    from features.pairs.external import QueryVectorMemo, shared_dense_retriever
+
+    dense = registry.configured("dense", {"index": str(dense_dir), "depth": 7})
+    fusion = registry.configured("fusion", {"index": str(dense_dir), "method": "combsum", "depth": 7})
+    before = dense.compute(batch, ["dense_score", "dense_rr"])
+    memo = shared_dense_retriever(dense_dir, None, 7).encoder
+    assert isinstance(memo, QueryVectorMemo)
+    counted = memo.encoded
+    fusion.compute(batch, ["fusion_score"])
+    again = dense.compute(batch, ["dense_score", "dense_rr"])
+    assert memo.encoded == counted  # the fusion retriever and the second pass reuse the vectors
+    np.testing.assert_array_equal(before, again)
+    raw = memo.encoder.encode_queries([q.topic for q in batch.queries][:3])
+    np.testing.assert_allclose(memo.encode_queries([q.topic for q in batch.queries][:3]), raw, rtol=1e-5, atol=1e-6)
+
+
+def test_query_memo_is_bounded_and_encodes_duplicates_once():
+    from features.pairs.external import QueryVectorMemo
+
+    class Counting:
+        def __init__(self):
+            self.seen = []
+
+        def encode_queries(self, topics, batch_size=64, progress=False):
+            self.seen.extend(topics)
+            return np.array([[float(t), 1.0] for t in topics], dtype=np.float32)
+
+    inner = Counting()
+    memo = QueryVectorMemo(inner, capacity=2)
+    out = memo.encode_queries([1, 2, 1])
+    assert inner.seen == [1, 2] and out[:, 0].tolist() == [1.0, 2.0, 1.0]
+    memo.encode_queries([3])  # holds the two most recently used: 1 (used last by the first call) and 3
+    memo.encode_queries([1])
+    memo.encode_queries([2])  # evicted: encoded again
+    assert inner.seen == [1, 2, 3, 2]
+
+
 def test_reader_scores(batch, reader_dir):
     provider = registry.configured("reader", {"checkpoint": str(reader_dir), "device": "cpu"})
     values = provider.compute(batch, ["reader_score", "reader_span_confidence", "reader_predicted_score"])
