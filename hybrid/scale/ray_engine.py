@@ -174,6 +174,7 @@ class RayEngine(Engine):
         self.ray = ray
         self.owns = not ray.is_initialized()
         if self.owns:
+            kept = _save_jvm_signal_handlers()
             kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
             if address:
                 kwargs["address"] = address
@@ -182,6 +183,7 @@ class RayEngine(Engine):
                 if object_store_memory:
                     kwargs["object_store_memory"] = object_store_memory
             ray.init(**kwargs)
+            _restore_signal_handlers(kept)
         context = ray.data.DataContext.get_current()
         context.execution_options.preserve_order = True  # outputs in input order: deterministic builds
         logging.getLogger("ray.data").setLevel(logging.WARNING)
@@ -228,6 +230,49 @@ class RayEngine(Engine):
     def close(self) -> None:
         if self.owns and self.ray.is_initialized():
             self.ray.shutdown()
+
+
+#: Signals the JVM handles itself; it raises SIGSEGV on purpose (implicit null checks, safepoint polls).
+_JVM_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL")
+
+
+def _save_jvm_signal_handlers() -> list[tuple[int, bytes]]:
+    """The C-level handlers of the JVM's signals when a JVM is running in this process (else nothing).
+
+    ``ray.init`` installs a crash handler for these signals, replacing the JVM's: the next signal the JVM
+    raises on purpose then kills the driver (seen as a segfault in the first Lucene search after
+    ``ray.init``). ``RAY_DISABLE_FAILURE_SIGNAL_HANDLER`` only helps if set before ``import ray``, so the
+    handlers are saved here and put back after ``ray.init``. Raw ``struct sigaction`` bytes via libc.
+    """
+    import ctypes
+    import signal
+
+    try:
+        import jnius_config
+    except ImportError:
+        return []
+    if not jnius_config.vm_running:
+        return []
+    libc = ctypes.CDLL(None, use_errno=True)
+    saved = []
+    for name in _JVM_SIGNALS:
+        number = int(getattr(signal, name))
+        buffer = ctypes.create_string_buffer(512)  # larger than struct sigaction on any Linux ABI
+        if libc.sigaction(number, None, buffer) == 0:
+            saved.append((number, buffer.raw))
+    return saved
+
+
+def _restore_signal_handlers(saved: list[tuple[int, bytes]]) -> None:
+    import ctypes
+
+    if not saved:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for number, raw in saved:
+        buffer = ctypes.create_string_buffer(raw, len(raw))
+        if libc.sigaction(number, buffer, None) != 0:
+            log.warning("could not restore the JVM's handler of signal %d after ray.init", number)
 
 
 def get_engine(name: str | Engine = "auto", address: str | None = None, num_cpus: int | None = None,
