@@ -20,8 +20,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# ``python benchmarks/reader.py`` puts benchmarks/ first on sys.path, where benchmarks/ltr.py would shadow the
-# ``ltr`` package: drop that directory and put the repository root first, whatever the working directory.
+# ``python benchmarks/reader.py`` puts benchmarks/ first on sys.path, not the repository root: put the root
+# first (and drop benchmarks/, whose modules must not shadow a package), whatever the working directory.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
@@ -276,7 +276,10 @@ def main() -> None:
     gold = gold_mentions(args.corpus, labels)
     kinds = {q: lab.kind for q, lab in labels.items()}
     spans = {}
-    for name in (reader_name, mentions_name, first_name):
+    # A first stage whose hits are passages with no mention offsets (e.g. a fused run read from a file)
+    # has no span to score: leave it out rather than report EM/F1 = 0.
+    has_offsets = any(h.mention_start is not None for hits in runs[first_name].values() for h in hits)
+    for name in (reader_name, mentions_name, first_name) if has_offsets else (reader_name, mentions_name):
         for top in (10, args.depth):
             spans[f"{name} @ top-{top}"] = evaluate_spans(span_rows(runs[name], top, index.passage_text), gold, kinds)
 

@@ -29,52 +29,15 @@ def mention_ids(sparse_index, tiny_corpus):
     return ids
 
 
-class Explainer:
-    """Lucene explain through pyjnius: the slow reference the batch extractor must agree with."""
-
-    def __init__(self, sparse_index, k1=0.9, b=0.4):
-        from jnius import autoclass, cast
-
-        from indexes.lucene import MENTIONS
-
-        path = autoclass("java.io.File")(str(sparse_index.path / MENTIONS)).toPath()
-        reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
-            autoclass("org.apache.lucene.store.FSDirectory").open(path))
-        self.searcher = autoclass("org.apache.lucene.search.IndexSearcher")(
-            cast("org.apache.lucene.index.IndexReader", reader))
-        self.searcher.setSimilarity(autoclass("org.apache.lucene.search.similarities.BM25Similarity")(k1, b))
-        self.Term = autoclass("org.apache.lucene.index.Term")
-        self.TermQuery = autoclass("org.apache.lucene.search.TermQuery")
-        self.BoostQuery = autoclass("org.apache.lucene.search.BoostQuery")
-        self.Builder = autoclass("org.apache.lucene.search.BooleanQuery$Builder")
-        self.SHOULD = autoclass("org.apache.lucene.search.BooleanClause$Occur").SHOULD
-        from pyserini.analysis import Analyzer, get_lucene_analyzer
-
-        self.analyzer = Analyzer(get_lucene_analyzer())
-
-    def doc(self, mention_id):
-        return self.searcher.search(self.TermQuery(self.Term("id", mention_id)), 1).scoreDocs[0].doc
-
-    def bm25(self, field, text, mention_id):
-        tokens = list(self.analyzer.analyze(text)) if text.strip() else []
-        if not tokens:
-            return 0.0
-        builder = self.Builder()
-        for token in dict.fromkeys(tokens):
-            builder.add(self.BoostQuery(self.TermQuery(self.Term(field, token)), float(tokens.count(token))),
-                        self.SHOULD)
-        from jnius import cast
-
-        query = cast("org.apache.lucene.search.Query", builder.build())  # pick explain(Query, int)
-        return self.searcher.explain(query, self.doc(mention_id)).getValue().floatValue()
-
-
 def test_bm25_feature_equals_lucene_explain(sparse_index, topics, mention_ids):
     from features.sparse_features import SparseFeatureExtractor
     from hybrid.java import FEATURES
+    from hybrid.java_explain import LuceneExplainer
+    from indexes.lucene import MENTIONS
 
     extractor = SparseFeatureExtractor(sparse_index)
-    explainer = Explainer(sparse_index)
+    explainer = LuceneExplainer(sparse_index.path / MENTIONS)
+    assert all(explainer.doc(m) >= 0 for m in mention_ids)  # the reference never scores a missing document
     n_features, checked, nonzero = len(FEATURES), 0, 0
     for topic in topics:
         matrix, names = extractor.extract(topic, mention_ids)
@@ -83,7 +46,7 @@ def test_bm25_feature_equals_lucene_explain(sparse_index, topics, mention_ids):
         for c, channel in enumerate(extractor.channels):
             assert names[c * n_features] == f"{channel.source}:{channel.field}:bm25"
             for i, mention_id in enumerate(mention_ids):
-                expected = explainer.bm25(channel.field, texts[c], mention_id)
+                expected = explainer.field_bm25(channel.field, texts[c], mention_id)
                 assert matrix[i, c * n_features] == pytest.approx(expected, abs=1e-4), (channel, mention_id)
                 checked += 1
                 nonzero += expected > 0

@@ -4,12 +4,17 @@ Writes ``benchmarks/results/ltr.md`` (and an importance plot next to it). First-
 feature matrices are cached in ``--cache`` and reused when their inputs match, because first-stage
 retrieval over the ~10k training queries alone takes minutes.
 
-    python benchmarks/ltr.py --index /tmp/ecb-index --data /work/shared/data/ecbplus --cache /tmp/ltr-cache
+    python benchmarks/ltr_bench.py --index /tmp/ecb-index --data /work/shared/data/ecbplus --cache /tmp/ltr-cache
 
 Protocol: models are trained on a seeded sample of ECB+ train queries (labels from qrels.train.txt
 only; the corpus ``cluster`` field is never read) and evaluated on all dev queries, reranking the
 top 100 of the default MultiFieldBM25 run. Plain BM25 (PassageBM25, whole sentence as the query) is
 run in the same process as the baseline.
+
+With ``--dense-index`` (a FAISS dense index, its encoder recorded in it or given by
+``--dense-encoder``), the main model's feature set is ``full`` plus the ``dense`` and ``fusion``
+(MultiFieldBM25 + dense, ``--fusion-method``) groups; the generated feature set file is written to
+the cache folder and quoted in the report.
 """
 
 from __future__ import annotations
@@ -41,12 +46,15 @@ def parse_args(argv=None):
     p.add_argument("--featureset", default=str(ROOT / "ltr" / "configs" / "full.toml"))
     p.add_argument("--builtin-featureset", default=str(ROOT / "ltr" / "configs" / "default.toml"))
     p.add_argument("--linear-featureset", default=str(ROOT / "ltr" / "configs" / "linear.toml"))
-    p.add_argument("--train-queries", type=int, default=4000, help="seeded sample of training queries")
+    p.add_argument("--dense-index", default=None, help="dense index folder: adds the dense + fusion groups")
+    p.add_argument("--dense-encoder", default=None, help="query encoder (default: the one the dense index records)")
+    p.add_argument("--fusion-method", default="combsum", choices=("rrf", "combsum", "combmnz"))
+    p.add_argument("--train-queries", type=int, default=2500, help="seeded sample of training queries")
     p.add_argument("--depth", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rounds", type=int, default=400, help="LambdaMART boosting rounds of the main model")
     p.add_argument("--ablation-rounds", type=int, default=150)
-    p.add_argument("--timing-queries", type=int, default=500, help="dev queries for the timing runs")
+    p.add_argument("--timing-queries", type=int, default=300, help="dev queries for the timing runs")
     p.add_argument("--importance-queries", type=int, default=800, help="dev queries for permutation importance")
     p.add_argument("--skip-ablation", action="store_true")
     p.add_argument("--output", default=str(ROOT / "benchmarks" / "results" / "ltr.md"))
@@ -73,6 +81,29 @@ def first_stage(index, topics, split: str, cache: Path, progress: bool = True):
         seconds = time.perf_counter() - started
         write_run(run, run_path, tag="multifield", spans_path=spans_path)
     return read_first_stage(run_path, spans_path), run_path, spans_path, seconds
+
+
+def dense_featureset_file(args, cache: Path) -> Path:
+    """``full`` + dense + fusion groups with this run's dense index, written to the cache folder."""
+    text = Path(args.featureset).read_text(encoding="utf-8")
+    lines = [ln for ln in text.splitlines() if not ln.startswith(("name =", "description ="))]
+    options = [f"index = {json.dumps(str(Path(args.dense_index).resolve()))}"]
+    if args.dense_encoder:
+        options.append(f"encoder = {json.dumps(str(Path(args.dense_encoder).resolve()))}")
+    body = "\n".join([
+        'name = "full-dense"',
+        'description = "full + dense similarity/rank + fusion (MultiFieldBM25 + dense) score/rank"',
+        *lines, "",
+        "[groups.dense]", 'features = ["*"]',
+        'description = "bi-encoder similarity to the candidate mention / best passage mention, dense rank"', "",
+        "[groups.fusion]", 'features = ["*"]', 'normalise = { fusion_score = "query_minmax" }',
+        f'description = "{args.fusion_method} fusion of MultiFieldBM25 and the dense run: score and rank"', "",
+        "[providers.dense]", *options, "",
+        "[providers.fusion]", *options, f'method = "{args.fusion_method}"', "",
+    ])
+    path = cache / "full-dense.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
 
 
 def evaluate(qrels, run, kinds, qids=None):
@@ -136,13 +167,16 @@ def main(argv=None) -> int:
     full_fs = load_featureset(args.featureset)
     builtin_fs = load_featureset(args.builtin_featureset)
     linear_fs = load_featureset(args.linear_featureset)
-    names = list(dict.fromkeys(full_fs.feature_names + builtin_fs.feature_names + linear_fs.feature_names))
+    main_fs = load_featureset(dense_featureset_file(args, cache)) if args.dense_index else full_fs
+    names = list(dict.fromkeys(main_fs.feature_names + full_fs.feature_names + builtin_fs.feature_names
+                               + linear_fs.feature_names))
+    options = main_fs.provider_options or None
     resources = IndexResources(index)
     started = time.perf_counter()
     train_m = load_or_extract(resources, train_topics, runs["train"], names, args.depth, cache, keys["train"],
-                              progress=True).with_labels(qrels["train"])
+                              progress=True, options=options).with_labels(qrels["train"])
     dev_m = load_or_extract(resources, dev_topics, runs["dev"], names, args.depth, cache, keys["dev"],
-                            progress=True).with_labels(qrels["dev"])
+                            progress=True, options=options).with_labels(qrels["dev"])
     log.info("features ready in %.0fs: train %s, dev %s", time.perf_counter() - started, train_m.X.shape,
              dev_m.X.shape)
 
@@ -152,11 +186,18 @@ def main(argv=None) -> int:
     results["plain BM25 (PassageBM25, sentence)"], per_query["bm25"] = evaluate(qrels["dev"], bm25_run, kinds)
     results["first stage (MultiFieldBM25 default, top-100)"], per_query["first"] = evaluate(
         qrels["dev"], runs["dev"], kinds)
+    if args.dense_index:
+        for label, feature in (("rerank top-100 by fusion_score alone", "fusion_score"),
+                               ("rerank top-100 by dense_score alone", "dense_score")):
+            col = np.nan_to_num(dev_m.columns([feature]).X[:, 0].astype(np.float64), nan=-1e9)
+            results[label], per_query[label] = evaluate(qrels["dev"], dev_m.to_run(col), kinds)
     main_params = {"num_boost_round": args.rounds}
-    configs = [
-        ("LTR lambdamart, full feature set", "lambdamart", main_params, full_fs),
+    configs = [(f"LTR lambdamart, feature set {main_fs.name}", "lambdamart", main_params, main_fs)]
+    if main_fs is not full_fs:
+        configs.append(("LTR lambdamart, feature set full (sparse only)", "lambdamart", main_params, full_fs))
+    configs += [
         ("LTR lambdamart, built-in groups only", "lambdamart", main_params, builtin_fs),
-        ("LTR gbt (HistGradientBoosting), full", "gbt", {}, full_fs),
+        (f"LTR gbt (HistGradientBoosting), feature set {main_fs.name}", "gbt", {}, main_fs),
         ("LTR logistic, linear feature set", "logistic", {}, linear_fs),
     ]
     models, train_seconds = {}, {}
@@ -192,9 +233,9 @@ def main(argv=None) -> int:
             obj = json.loads(line)
             if obj.get("mentions"):
                 annotated.add(obj["id"])
-    main_run = dev_m.to_run(main_model.score(dev_m.columns(full_fs.feature_names)))
+    main_run = dev_m.to_run(main_model.score(dev_m.columns(main_fs.feature_names)))
     diag = {}
-    for label, run in (("plain BM25", bm25_run), ("first stage", runs["dev"]), ("LTR lambdamart full", main_run)):
+    for label, run in (("plain BM25", bm25_run), ("first stage", runs["dev"]), (main_label, main_run)):
         share = float(np.mean([h.docid in annotated for hits in run.values() for h in hits[:10]]))
         pool = {q: [h for h in hits if h.docid in annotated] for q, hits in run.items()}
         diag[label] = (share, evaluate(qrels["dev"], pool, kinds)[0])
@@ -207,7 +248,10 @@ def main(argv=None) -> int:
     bm25_sample_s = time.perf_counter() - started
     mf_sample = {t.qid: runs["dev"][t.qid] for t in timing_topics}
     timing = {}
+    from features.pairs.external import clear_query_memos
+
     for label, model in ((main_label, main_model), (configs[1][0], models[configs[1][0]])):
+        clear_query_memos()  # the query vectors of the dev extraction are remembered: start cold
         reranker = LtrReranker(model, IndexResources(SparseIndex(args.index)), args.depth)
         started = time.perf_counter()
         reranker.rerank(timing_topics, mf_sample)
@@ -222,7 +266,7 @@ def main(argv=None) -> int:
     # -- ablation ---------------------------------------------------------------------------------------
     ablation_text = ""
     if not args.skip_ablation:
-        rows = ablate(full_fs, "lambdamart", {"num_boost_round": args.ablation_rounds}, qrels["dev"], kinds,
+        rows = ablate(main_fs, "lambdamart", {"num_boost_round": args.ablation_rounds}, qrels["dev"], kinds,
                       train_m, dev_m, seed=args.seed)
         ablation_text = format_ablation(rows)
 
@@ -232,7 +276,7 @@ def main(argv=None) -> int:
     imp_m = dev_m.queries(imp_qids)
     imp_rows = importance(main_model, imp_m, relevant_counts(qrels["dev"], imp_m.query_ids), args.seed)
     png = Path(args.output).with_name("ltr-importance.png")
-    plot_importance(imp_rows, str(png), 30, f"LambdaMART, feature set {full_fs.name} (dev permutation)")
+    plot_importance(imp_rows, str(png), 30, f"LambdaMART, feature set {main_fs.name} (dev permutation)")
 
     # -- report -------------------------------------------------------------------------------------------
     out = []
@@ -240,21 +284,29 @@ def main(argv=None) -> int:
     out.append(f"Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}. Machine: {platform.machine()}, "
                "2 CPU cores, no GPU, shared with other jobs running at the same time (load average 5-12 during "
                "this run), so absolute timings are pessimistic; compare the columns measured side by side.\n")
-    out.append("Command:\n\n```\npython benchmarks/ltr.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    out.append("Command:\n\n```\npython benchmarks/ltr_bench.py " + " ".join(sys.argv[1:] if argv is None else argv)
                + "\n```\n")
     out.append(f"Protocol: train on a seeded sample of {len(train_topics)} of {len(topics['train'])} ECB+ train "
                f"queries ({len(train_m)} pairs; labels from qrels.train.txt only), evaluate on all "
                f"{len(dev_topics)} dev queries ({sum(1 for t in dev_topics if t.kind == 'event')} event, "
                f"{sum(1 for t in dev_topics if t.kind == 'entity')} entity). The LTR runs rerank the top "
                f"{args.depth} of the default MultiFieldBM25 run; plain BM25 is PassageBM25 with the whole "
-               f"sentence as the query, run in the same process. Seed {args.seed}.\n")
+               f"sentence as the query, run in the same process. Seed {args.seed}. Main model: LambdaMART "
+               f"({args.rounds} rounds) on feature set `{main_fs.name}` ({len(main_fs.feature_names)} features, "
+               f"groups {', '.join(main_fs.group_names)}).\n")
+    if args.dense_index:
+        out.append(f"Dense features: FAISS index `{args.dense_index}` (encoder recorded in it"
+                   + (f", or `{args.dense_encoder}`" if args.dense_encoder else "") + f"); fusion = "
+                   f"{args.fusion_method} of MultiFieldBM25 and that dense run (each at depth 100). The generated "
+                   "feature set:\n\n```toml\n" + Path(main_fs.source).read_text(encoding="utf-8").strip()
+                   + "\n```\n")
     out.append("## Effectiveness (dev)\n")
     out.append(header())
     for label, table in results.items():
         out.append(row(label, table))
     bm = results["plain BM25 (PassageBM25, sentence)"]["AP@100"]
     lt = results[main_label]["AP@100"]
-    out.append(f"\nLTR (lambdamart, full) minus plain BM25, AP@100: event {lt['event'] - bm['event']:+.4f}, "
+    out.append(f"\n{main_label} minus plain BM25, AP@100: event {lt['event'] - bm['event']:+.4f}, "
                f"entity {lt['entity'] - bm['entity']:+.4f} (target: >= +0.15 for both). Paired over all dev "
                f"queries, AP@100 vs first stage: t-test p={sig['first'][0]:.2g}, Wilcoxon p={sig['first'][1]:.2g}; "
                f"vs plain BM25: t-test p={sig['bm25'][0]:.2g}, Wilcoxon p={sig['bm25'][1]:.2g}.\n")
