@@ -34,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-log = logging.getLogger("benchmarks.ltr")
+log = logging.getLogger("benchmarks.ltr_bench")
 MEASURES = ("AP@100", "RR@10")
 
 
