@@ -29,7 +29,6 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import random  # noqa: E402
-import statistics  # noqa: E402
 import time  # noqa: E402
 
 from scipy import stats  # noqa: E402
@@ -42,6 +41,7 @@ from hybrid.records import KINDS, Hit, Run  # noqa: E402
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25  # noqa: E402
 from hybrid.retrieval.sparse_index import SparseIndex  # noqa: E402
 from ltr.reader.infer import rerank_run, write_spans  # noqa: E402
+from ltr.reader.interpolate import cross_fit, interpolate, tune_weight  # noqa: E402
 from ltr.reader.spans_eval import SpanRow, evaluate_spans, gold_mentions, read_query_labels  # noqa: E402
 from ltr.reader.stage import index_mention_spans  # noqa: E402
 from ltr.reader.store import load_reader  # noqa: E402
@@ -55,7 +55,7 @@ def stratified_subset(topics, per_kind: int, seed: int, tune_per_kind: int = 0):
     chosen, tune = [], []
     for kind in KINDS:
         qids = sorted(t.qid for t in topics if t.kind == kind)
-        picked = random.Random(f"{seed}:{kind}").sample(qids, min(per_kind, len(qids)))
+        picked = qids if per_kind <= 0 else random.Random(f"{seed}:{kind}").sample(qids, min(per_kind, len(qids)))
         rest = sorted(set(qids) - set(picked))
         chosen += picked
         tune += random.Random(f"{seed}:{kind}:tune").sample(rest, min(tune_per_kind, len(rest)))
@@ -63,43 +63,30 @@ def stratified_subset(topics, per_kind: int, seed: int, tune_per_kind: int = 0):
     return [t for t in topics if t.qid in keep], [t for t in topics if t.qid in keep_tune]
 
 
-def _znorm(values: list[float]) -> list[float]:
-    if len(values) < 2:
-        return [0.0 for _ in values]
-    mean, sd = statistics.fmean(values), statistics.pstdev(values)
-    return [(v - mean) / sd if sd > 0 else 0.0 for v in values]
+def attach_first_stage(reranked: Run, first: Run, depth: int) -> Run:
+    """A reranked run read back from its TREC file lost the hits' ``extra``: restore what interpolation needs
+    (reader score = the run's score over the first stage's top ``depth``; first-stage score and rank)."""
+    for qid, hits in reranked.items():
+        ranked = sorted(first.get(qid, []), key=lambda h: (-h.score, h.docid))
+        first_of = {h.docid: (rank, h.score) for rank, h in enumerate(ranked, start=1)}
+        for hit in hits:
+            rank, score = first_of[hit.docid]
+            hit.extra = {"first_stage_score": score, "first_stage_rank": rank}
+            if rank <= depth:
+                hit.extra["reader_score"] = hit.score
+    return reranked
 
 
-def interpolate(first: Run, reader: Run, weight: float, depth: int) -> Run:
-    """``(1 - weight) * z(first-stage score) + weight * z(reader score)`` over each query's top ``depth`` first-stage
-    hits (z: per query over those hits); deeper hits follow in first-stage order. Spans come from the reader run."""
-    out: Run = {}
-    for qid, hits in first.items():
-        ranked = sorted(hits, key=lambda h: (-h.score, h.docid))
-        top, rest = ranked[:depth], ranked[depth:]
-        by_doc = {h.docid: h for h in reader.get(qid, [])}
-        f = _znorm([h.score for h in top])
-        r = _znorm([by_doc[h.docid].score for h in top])
-        fused = []
-        for hit, fz, rz in zip(top, f, r, strict=True):
-            span = by_doc[hit.docid]
-            fused.append(Hit(docid=hit.docid, score=(1 - weight) * fz + weight * rz, mention_start=span.mention_start,
-                             mention_end=span.mention_end, mention_text=span.mention_text))
-        fused.sort(key=lambda h: (-h.score, h.docid))
-        floor = min((h.score for h in fused), default=0.0)
-        out[qid] = fused + [Hit(docid=h.docid, score=floor - i) for i, h in enumerate(rest, start=1)]
-    return out
-
-
-def tune_weight(qrels, first: Run, reader: Run, depth: int, measure: str = "RR@10") -> tuple[float, dict]:
-    """The interpolation weight (grid 0, 0.05 .. 1) with the best mean ``measure`` on the tuning queries."""
-    curve = {}
-    for step in range(21):
-        weight = step / 20
-        scores = per_query(qrels, interpolate(first, reader, weight, depth), (measure,))[measure]
-        curve[weight] = statistics.fmean(scores[q] for q in qrels)
-    best = max(curve, key=lambda w: (curve[w], -w))  # ties: the smaller reader weight
-    return best, curve
+def cross_fit_by_kind(qrels, reranked: Run, fold_of: dict[str, str], kind_of: dict[str, str]):
+    """Leave-one-fold-out interpolation weights, tuned separately for each query kind."""
+    run, weights = {}, {}
+    for kind in KINDS:
+        part = {q: hits for q, hits in reranked.items() if kind_of.get(q) == kind}
+        if part:
+            fitted = cross_fit(qrels, part, fold_of)
+            run.update(fitted.run)
+            weights[kind] = fitted.weights
+    return run, weights
 
 
 def predicted_only(run: Run, passage_text) -> Run:
@@ -171,10 +158,13 @@ def main() -> None:
     p.add_argument("--qrels", required=True)
     p.add_argument("--corpus", required=True, help="corpus JSONL with clusters (span gold, evaluation only)")
     p.add_argument("--model", required=True, help="trained reader directory")
-    p.add_argument("--per-kind", type=int, default=150)
+    p.add_argument("--per-kind", type=int, default=150, help="queries of each kind evaluated (0: all)")
     p.add_argument("--tune-per-kind", type=int, default=40,
                    help="queries of each kind, disjoint from the evaluated ones, on which the weight of the "
                         "reader/first-stage interpolation is tuned (0: no interpolation)")
+    p.add_argument("--cross-fit", action="store_true",
+                   help="instead of --tune-per-kind: tune the interpolation weight per kind on the other ECB+ "
+                        "topics' queries and apply it to each held-out topic (leave one topic out)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--depth", type=int, default=50)
     p.add_argument("--hits", type=int, default=100)
@@ -196,7 +186,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     index = SparseIndex(args.index)
     topics, tune_topics = stratified_subset(read_topics(args.topics, resolve=index.passage_text), args.per_kind,
-                                            args.seed, args.tune_per_kind)
+                                            args.seed, 0 if args.cross_fit else args.tune_per_kind)
     assert not {t.qid for t in topics} & {t.qid for t in tune_topics}
     qids = {t.qid for t in topics}
     qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in qids}
@@ -228,7 +218,9 @@ def main() -> None:
         previous = json.loads((out / "results.json").read_text())
         seconds = previous["throughput"]["seconds"]
         runs[reader_name] = load_reranked(out / "reader.trec", out / "reader.spans.jsonl")
-        runs[mentions_name] = load_reranked(out / "reader_mentions.trec", out / "reader_mentions.spans.jsonl")
+        runs[mentions_name] = attach_first_stage(
+            load_reranked(out / "reader_mentions.trec", out / "reader_mentions.spans.jsonl"), runs[first_name],
+            args.depth)
     else:
         started = time.time()
         reranked = rerank_run(reader, topics, runs[first_name], index.passage_text, depth=args.depth,
@@ -244,23 +236,32 @@ def main() -> None:
     write_run(runs[first_name], out / "first_stage.trec", tag="first")
 
     tuning = None
-    if tune_topics:
+    interpolated = f"interpolated: (1 - w) z({base}) + w z(reader + indexed mentions), top-{args.depth}"
+    if args.cross_fit:
+        # Every evaluated query gets the weight tuned, for its kind, on the queries of the other ECB+ topics.
+        fold_of = {t.qid: str(t.meta.get("topic")) for t in topics}
+        if any(t.meta.get("topic") is None for t in topics):
+            raise SystemExit("--cross-fit needs a 'topic' field in every query of --topics")
+        kind_of = {t.qid: t.kind for t in topics}
+        runs[f"{interpolated}, w cross-fitted (leave one ECB+ topic out, per kind)"], weights = cross_fit_by_kind(
+            qrels, runs[mentions_name], fold_of, kind_of)
+        tuning = {"mode": "cross-fit", "folds": len(set(fold_of.values())),
+                  "measure": "RR@10 of the query's kind on the other topics", "weights": weights}
+    elif tune_topics:
         tune_qids = {t.qid for t in tune_topics}
         tune_qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in tune_qids}
         tune_first = first_stage(tune_topics)
         if args.reuse and (out / "tune_reader_mentions.trec").is_file():
-            tune_reader = read_run(out / "tune_reader_mentions.trec")
+            tune_reader = attach_first_stage(read_run(out / "tune_reader_mentions.trec"), tune_first, args.depth)
         else:
             tune_reader = rerank_run(reader, tune_topics, tune_first, index.passage_text, depth=args.depth,
                                      batch_size=args.batch_size, progress=True,
                                      span_candidates=index_mention_spans(index))
             write_run(tune_reader, out / "tune_reader_mentions.trec", tag="reader-mentions")
-        weight, curve = tune_weight(tune_qrels, tune_first, tune_reader, args.depth)
-        tuning = {"queries": len(tune_topics), "measure": "RR@10 (mean over both kinds)", "weight": weight,
-                  "curve": curve}
-        runs[f"interpolated: {1 - weight:.2f} z({base}) + {weight:.2f} z(reader + indexed mentions), "
-             f"top-{args.depth}"] = interpolate(
-            runs[first_name], runs[mentions_name], weight, args.depth)
+        weight, curve = tune_weight(tune_qrels, tune_reader)
+        tuning = {"mode": "disjoint", "queries": len(tune_topics), "measure": "RR@10 (mean over both kinds)",
+                  "weight": weight, "curve": curve}
+        runs[f"{interpolated}, w = {weight:g} tuned on disjoint queries"] = interpolate(runs[mentions_name], weight)
 
     tables = {name: evaluate(qrels, run, MEASURES, groups) for name, run in runs.items()}
     pq = {name: per_query(qrels, run, ("RR@10", "AP@100")) for name, run in runs.items()}
@@ -325,8 +326,16 @@ def markdown(result: dict) -> str:
                 lines.append(f"| {name} | {group} | {row['#pairs']} | {row['EM']:.4f} | {row['F1']:.4f} |")
     lines += ["", "| paired t-test (per query, subset) | p |", "|---|---|"]
     lines += [f"| {k} | {v:.2g} |" for k, v in result["paired_t_test_p"].items()]
-    if result.get("tuning"):
-        tuning = result["tuning"]
+    tuning = result.get("tuning")
+    if tuning and tuning.get("mode") == "cross-fit":
+        def applied(weights: dict) -> str:
+            return ", ".join(f"topic {fold} {w:g}" for fold, w in sorted(weights.items(), key=lambda x: int(x[0])))
+
+        per_kind = "; ".join(f"{kind}: {applied(ws)}" for kind, ws in tuning["weights"].items())
+        lines += ["", f"Interpolation weight w cross-fitted over the {tuning['folds']} ECB+ topics: each topic's "
+                      f"queries use the w (grid 0, 0.05 .. 1) with the best {tuning['measure']}. Weights applied: "
+                      f"{per_kind}."]
+    elif tuning:
         curve = ", ".join(f"{w:g}: {v:.3f}" for w, v in tuning["curve"].items())
         lines += ["", f"Interpolation weight tuned on {tuning['queries']} dev queries disjoint from the subset "
                       f"({tuning['measure']}): **{tuning['weight']:g}**; tuning curve {{{curve}}}."]

@@ -218,7 +218,7 @@ def _fuse(system: dict, context: Context, source: RecipeSource) -> Stage:
 
 RERANKER_KEYS = {
     "ltr": {"type", "model", "featureset", "learner", "params", "depth", "train_queries"},
-    "reader": {"type", "model", "depth", "span_source", "batch_size"},
+    "reader": {"type", "model", "depth", "span_source", "batch_size", "interpolate"},
 }
 
 
@@ -255,9 +255,14 @@ def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
     from ltr.reader.stage import ReaderReranker
 
     path = artifact_path(spec["model"], "rerankers", "reader", context, source)
+    weight = None
+    if "interpolate" in spec:
+        weight = _number(spec, "interpolate", 1.0, source)
+        if not 0.0 <= weight <= 1.0:
+            raise source.error("rerankers", f"a reader's 'interpolate' must be in [0, 1], got {weight}")
     return ReaderReranker(str(path), context.index, depth=_integer(spec, "depth", 50, source, 1),
                           batch_size=_integer(spec, "batch_size", 64, source, 1),
-                          span_source=spec.get("span_source", "predicted"))
+                          span_source=spec.get("span_source", "predicted"), interpolate=weight)
 
 
 @register("pipeline", {"first", "rerankers"})

@@ -234,6 +234,20 @@ class DenseIndex:
         k = min(k, self.size)
         return self.faiss.search(np.ascontiguousarray(queries, dtype=np.float32), k)
 
+    def exact_scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Inner products of one query vector with the stored vectors of ``rows``, in float64.
+
+        Why: FAISS computes inner products through BLAS for batches of queries and with its own SIMD loop
+        otherwise, blocked by the index's size, so the same (query, vector) pair can differ in the last bits
+        between one index and a sharding of it, or between two batch sizes; near-equal scores then order
+        differently and exact ties (duplicate passages) stop being ties. Here every row is a float64 product
+        summed in numpy's fixed order for one row, whatever the other rows, the layout or the batch.
+        """
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.float64)
+        vectors = self.faiss.reconstruct_batch(np.ascontiguousarray(rows, dtype=np.int64))
+        return (np.asarray(vectors, dtype=np.float64) * np.asarray(query, dtype=np.float64)[None, :]).sum(axis=1)
+
     def doc_of_passage(self, passage_id: str) -> str | None:
         number = self.passage_number.get(passage_id)
         return None if number is None else self.doc_ids[self.passage_doc[number]]

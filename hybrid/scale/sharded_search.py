@@ -251,7 +251,7 @@ def dense_top(index, vectors: np.ndarray, owns: list[str | None], kinds: list[in
         scores, rows = index.search(vectors[pending], fetch)
         still = []
         for j, qi in enumerate(pending):
-            hits = best_mention_per_passage(index, scores[j], rows[j], own_numbers[qi], kinds[qi], k)
+            hits = best_mention_per_passage(index, scores[j], rows[j], own_numbers[qi], kinds[qi], k, vectors[qi])
             if len(hits) < k and fetch < index.size:
                 still.append(qi)
                 continue
@@ -445,9 +445,10 @@ class ShardedDense(Retriever):
 
     Queries are encoded once here; every shard group searches its FAISS shards with the same vectors
     (DenseRetriever's loop: own document and other kinds dropped, best mention per passage, refetch while
-    short) and the per-shard top k merge by (score desc, passage id asc). Inner products do not depend on
-    the other vectors, so scores equal the single index's; exactly equal scores (duplicate passages) are
-    ordered by passage id here, by FAISS row order on one index.
+    short) and the per-shard top k merge by (score desc, passage id asc). FAISS's own inner products can
+    differ in the last bits between layouts, so both sides re-score the fetched rows exactly
+    (:meth:`~indexes.faiss_index.DenseIndex.exact_scores`): scores equal the single index's bit for bit,
+    and exactly equal scores (duplicate passages) are ordered by passage id on both.
     """
 
     def __init__(self, index: ShardedIndex, encoder: Any = None, k: int = 100, same_kind: bool = True,

@@ -89,6 +89,34 @@ def test_mismatched_query_encoder_is_refused(dense_dir, tiny_bert, tmp_path, enc
         DenseRetriever(dense_dir, tmp_path / "changed")
 
 
+def test_exact_scores_depend_on_nothing_but_the_pair(dense_dir):
+    # One index and a sharding of it, or two batch sizes, must score a (query, mention) pair bit for bit alike:
+    # a row's score may not depend on which other rows are scored with it, nor on their order.
+    index = DenseIndex(dense_dir)
+    rng = np.random.default_rng(0)
+    query = rng.standard_normal(index.faiss.d).astype(np.float32)
+    rows = np.arange(index.size)
+    full = index.exact_scores(query, rows)
+    for _ in range(5):
+        subset = rng.permutation(rows)[: rng.integers(1, index.size + 1)]
+        assert np.array_equal(index.exact_scores(query, subset), full[subset])
+    vectors = index.faiss.reconstruct_n(0, index.size).astype(np.float64)
+    np.testing.assert_allclose(full, vectors @ query.astype(np.float64), rtol=1e-12, atol=1e-12)
+    assert index.exact_scores(query, rows[:0]).shape == (0,)
+
+
+def test_dense_scores_are_the_exact_scores_of_the_best_mention(dense_dir, encoder):
+    index = DenseIndex(dense_dir)
+    retriever = DenseRetriever(dense_dir, encoder, k=5, same_kind=False)
+    topic = Topic("q", "Lindsay Lohan checked into a rehab clinic in Utah.", 0, 13)
+    hits = retriever.search([topic], 5)["q"]
+    query = retriever.encoder.encode_queries([topic])[0]
+    for hit in hits:
+        number = index.passage_number[hit.docid]
+        mine = np.nonzero(index.row_passage == number)[0]
+        assert hit.score == index.exact_scores(query, mine).max()
+
+
 def test_hnsw_agrees_with_flat(tmp_path, sparse_index, encoder, dense_dir):
     out = tmp_path / "hnsw"
     build_dense_index(sparse_index, BiEncoder.load(encoder, device="cpu"), out, index_type="hnsw", hnsw_m=8,

@@ -142,3 +142,25 @@ def test_dense_recipe_resolves_its_index_under_the_artifacts_env(sparse_index, t
     assert all(not h.docid.startswith("a1:") for h in run["q-en-reid"])
     fused = load_recipe("fused").build(context)(topics)  # multifield + bm25f + dense, by name
     assert set(fused) == {t.qid for t in topics} and all(len(v) <= 4 for v in fused.values())
+
+
+def test_reader_pipeline_interpolates_with_its_first_stage(sparse_index, topics, tiny_bert, tmp_path):
+    from ltr.reader.store import new_reader, save_reader
+
+    save_reader(new_reader(tiny_bert, seed=3), tmp_path / "reader" / "tiny")
+    context = Context(index=sparse_index, hits=5, artifacts=tmp_path)
+    runs = {}
+    for name, extra in (("w0", ", interpolate = 0"), ("w1", ", interpolate = 1.0"), ("alone", "")):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f'name = "{name}"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
+                        f'rerankers = [{{ type = "reader", model = "reader/tiny", depth = 3{extra} }}]\n')
+        runs[name] = load_recipe(str(path)).build(context)(topics)
+    first = load_recipe("bm25").build(context)(topics)
+    for topic in topics:
+        assert [h.docid for h in runs["w0"][topic.qid]] == [h.docid for h in first[topic.qid]]
+        assert [h.docid for h in runs["w1"][topic.qid]] == [h.docid for h in runs["alone"][topic.qid]]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
+                   'rerankers = [{ type = "reader", model = "reader/tiny", interpolate = 2 }]\n')
+    with pytest.raises(ConfigError, match=r"bad\.toml:5: a reader's 'interpolate' must be in \[0, 1\]"):
+        load_recipe(str(bad)).build(context)

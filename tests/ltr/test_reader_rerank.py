@@ -158,3 +158,21 @@ def test_candidate_mentions_are_scored_and_can_win(reader_dir, topics, sparse_in
     run = stage(topics, PassageBM25(sparse_index, k=5)(topics))
     assert all(h.extra["reader_score"] >= h.extra["predicted_span_score"] - 1e-6 for hs in run.values()
                for h in hs[:3] if "reader_score" in h.extra)
+
+
+def test_rerank_cli_interpolation_weight_zero_keeps_the_first_stage_order(reader_dir, tiny_index, data_dir,
+                                                                          sparse_index, topics, tmp_path):
+    run = PassageBM25(sparse_index, k=6)(topics)
+    write_run(run, tmp_path / "in.trec")
+    args = ["rerank", "--model", str(reader_dir), "--run", str(tmp_path / "in.trec"), "--topics",
+            str(data_dir / "tiny_topics.jsonl"), "--index", str(tiny_index), "--rerank-depth", "4", "--quiet"]
+    assert reader_cli([*args, "--interpolate", "0", "--output", str(tmp_path / "w0.trec")]) == 0
+    assert reader_cli([*args, "--interpolate", "1", "--output", str(tmp_path / "w1.trec")]) == 0
+    assert reader_cli([*args, "--output", str(tmp_path / "reader.trec")]) == 0
+    w0, w1, alone = (read_run(tmp_path / f) for f in ("w0.trec", "w1.trec", "reader.trec"))
+    for topic in topics:
+        assert [h.docid for h in w0[topic.qid]] == [h.docid for h in read_run(tmp_path / "in.trec")[topic.qid]]
+        assert [h.docid for h in w1[topic.qid]] == [h.docid for h in alone[topic.qid]]
+    assert json.loads((tmp_path / "w0.trec.meta.json").read_text())["interpolate"] == 0.0
+    code = run_cli(reader_cli, [*args, "--interpolate", "1.5", "--output", str(tmp_path / "bad.trec")])
+    assert code == 2 and not (tmp_path / "bad.trec").exists()

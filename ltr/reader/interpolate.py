@@ -1,0 +1,105 @@
+"""Reader + first stage: ``(1 - w) * norm(first-stage score) + w * norm(reader score)`` over the reranked hits.
+
+Why: the reader (a cross-encoder trained on a few thousand queries) and the first stage (lexical and
+dense matching over the whole annotated mention record: chain, arguments, trigrams) see different
+evidence, so a weighted sum of the two usually beats either alone - the interpolation monoBERT-style
+rerankers are reported with. ``w = 1`` is the reader alone (CoreSearch's E2E ranking), ``w = 0`` the
+first stage.
+
+The input is a run written by :func:`ltr.reader.infer.rerank_run`: its reranked hits carry
+``reader_score`` and ``first_stage_score`` in ``extra``; both are normalised per query over those
+hits (z-score by default, :mod:`hybrid.fusion.normalize`). Hits below the rerank depth keep their
+first-stage order under the interpolated ones, as in ``rerank_run``. Spans stay the reader's.
+
+``tune_weight`` picks ``w`` on a grid for one measure; ``cross_fit`` tunes it on the other folds of
+a query partition (e.g. ECB+ topics) and applies it to each held-out fold, so every query is scored
+with a weight that was tuned without it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hybrid.errors import ConfigError
+from hybrid.evaluation import per_query
+from hybrid.formats.qrels import Qrels
+from hybrid.formats.runs import sorted_hits
+from hybrid.fusion.normalize import normaliser
+from hybrid.records import Hit, Run
+
+GRID = tuple(step / 20 for step in range(21))  # 0, 0.05, ..., 1
+
+
+def _with_score(hits: list[Hit], key: str) -> list[Hit]:
+    return [Hit(docid=h.docid, score=float(h.extra[key])) for h in hits]
+
+
+def interpolate(reranked: Run, weight: float, norm: str = "zscore") -> Run:
+    """Each query's reader-scored hits re-sorted by the weighted sum of normalised first-stage and reader scores."""
+    if not 0.0 <= weight <= 1.0:
+        raise ConfigError(None, None, f"interpolation weight must be in [0, 1], got {weight}")
+    normalise = normaliser(norm)
+    out: Run = {}
+    for qid, hits in reranked.items():
+        top = [h for h in hits if "reader_score" in h.extra]
+        rest = [h for h in hits if "reader_score" not in h.extra]
+        if any("first_stage_score" not in h.extra for h in top):
+            raise ConfigError(None, None, f"query {qid!r}: reranked hits lack 'first_stage_score' (not a run "
+                                          "written by rerank_run?)")
+        first = normalise(_with_score(top, "first_stage_score"))
+        reader = normalise(_with_score(top, "reader_score"))
+        fused = [Hit(docid=h.docid, score=(1 - weight) * first[h.docid] + weight * reader[h.docid],
+                     mention_start=h.mention_start, mention_end=h.mention_end, mention_text=h.mention_text,
+                     mention_id=h.mention_id, extra=dict(h.extra, interpolation_weight=weight)) for h in top]
+        fused = sorted_hits(fused)
+        floor = min((h.score for h in fused), default=0.0)
+        rest.sort(key=lambda h: h.extra.get("first_stage_rank", 0))
+        out[qid] = fused + [Hit(docid=h.docid, score=floor - i, mention_start=h.mention_start,
+                                mention_end=h.mention_end, mention_text=h.mention_text, mention_id=h.mention_id,
+                                extra=h.extra) for i, h in enumerate(rest, start=1)]
+    return out
+
+
+def tune_weight(qrels: Qrels, reranked: Run, measure: str = "RR@10", grid: tuple[float, ...] = GRID,
+                norm: str = "zscore") -> tuple[float, dict[float, float]]:
+    """The grid weight with the best mean ``measure`` over the judged queries of ``reranked`` (ties: the smaller
+    weight, i.e. closer to the first stage), and the whole curve."""
+    judged = sorted(q for q in reranked if q in qrels)
+    if not judged:
+        raise ConfigError(None, None, "no judged query to tune the interpolation weight on")
+    sub_qrels = {q: qrels[q] for q in judged}
+    sub_run = {q: reranked[q] for q in judged}
+    curve = {}
+    for weight in grid:
+        scores = per_query(sub_qrels, interpolate(sub_run, weight, norm), (measure,))[measure]
+        curve[weight] = statistics.fmean(scores.get(q, 0.0) for q in judged)
+    best = max(curve, key=lambda w: (curve[w], -w))
+    return best, curve
+
+
+@dataclass
+class CrossFit:
+    run: Run  # every query scored with the weight tuned on the other folds
+    weights: dict[str, float]  # fold -> weight applied to it
+    curves: dict[str, dict[float, float]] = field(default_factory=dict)  # fold -> tuning curve on the other folds
+
+
+def cross_fit(qrels: Qrels, reranked: Run, fold_of: Mapping[str, str], measure: str = "RR@10",
+              grid: tuple[float, ...] = GRID, norm: str = "zscore") -> CrossFit:
+    """Tune on all folds but one, apply to that one, for every fold of ``fold_of`` (qid -> fold)."""
+    missing = sorted(q for q in reranked if q not in fold_of)
+    if missing:
+        raise ConfigError(None, None, f"{len(missing)} queries have no fold, e.g. {missing[:3]}")
+    folds = sorted({fold_of[q] for q in reranked})
+    if len(folds) < 2:
+        raise ConfigError(None, None, f"cross-fitting needs at least 2 folds, got {len(folds)}")
+    result = CrossFit(run={}, weights={})
+    for fold in folds:
+        train = {q: hits for q, hits in reranked.items() if fold_of[q] != fold}
+        weight, curve = tune_weight(qrels, train, measure, grid, norm)
+        held_out = {q: hits for q, hits in reranked.items() if fold_of[q] == fold}
+        result.run.update(interpolate(held_out, weight, norm))
+        result.weights[fold], result.curves[fold] = weight, curve
+    return result

@@ -1,0 +1,80 @@
+"""Interpolating reader and first-stage scores, tuning the weight, and cross-fitting it over folds."""
+
+from __future__ import annotations
+
+import pytest
+
+from hybrid.errors import ConfigError
+from hybrid.records import Hit
+from ltr.reader.interpolate import cross_fit, interpolate, tune_weight
+
+
+def reranked_hits(rows: list[tuple[str, float, float]], rest: tuple[str, ...] = ()) -> list[Hit]:
+    """Hits as rerank_run writes them: (docid, first-stage score, reader score), then unreranked deeper hits."""
+    hits = [Hit(docid=d, score=r, mention_start=0, mention_end=3, mention_text=d[:3],
+                extra={"first_stage_score": f, "reader_score": r, "first_stage_rank": k})
+            for k, (d, f, r) in enumerate(rows, start=1)]
+    floor = min(h.score for h in hits)
+    hits += [Hit(docid=d, score=floor - i, extra={"first_stage_score": 0.0, "first_stage_rank": len(rows) + i})
+             for i, d in enumerate(rest, start=1)]
+    return sorted(hits, key=lambda h: (-h.score, h.docid))
+
+
+# First stage ranks a > b > c; the reader ranks c > b > a; d and e were below the rerank depth.
+RUN = {"q": reranked_hits([("a", 10.0, -1.0), ("b", 9.0, 0.0), ("c", 1.0, 1.0)], rest=("d", "e"))}
+
+
+def order(run, qid="q"):
+    return [h.docid for h in run[qid]]
+
+
+def test_weight_zero_is_the_first_stage_and_one_is_the_reader():
+    assert order(interpolate(RUN, 0.0)) == ["a", "b", "c", "d", "e"]
+    assert order(interpolate(RUN, 1.0)) == ["c", "b", "a", "d", "e"]
+
+
+def test_interpolated_scores_are_the_weighted_sum_of_z_scores_and_keep_spans():
+    out = interpolate(RUN, 0.5)["q"]
+    by_doc = {h.docid: h for h in out}
+    # z(first) for 10, 9, 1: mean 6.67, sd 4.03; z(reader) for -1, 0, 1: mean 0, sd 0.816
+    z_first = {"a": (10 - 20 / 3) / 4.0277, "c": (1 - 20 / 3) / 4.0277}
+    z_reader = {"a": -1 / 0.8165, "c": 1 / 0.8165}
+    for d in ("a", "c"):
+        assert by_doc[d].score == pytest.approx(0.5 * z_first[d] + 0.5 * z_reader[d], abs=1e-3)
+    assert by_doc["a"].mention_text == "a" and by_doc["a"].extra["interpolation_weight"] == 0.5
+    assert all(x.score > y.score for x, y in zip(out, out[1:], strict=False))  # deeper hits stay below
+
+
+def test_bad_weight_and_runs_without_first_stage_scores_are_rejected():
+    with pytest.raises(ConfigError):
+        interpolate(RUN, 1.5)
+    with pytest.raises(ConfigError, match="first_stage_score"):
+        interpolate({"q": [Hit(docid="a", score=1.0, extra={"reader_score": 1.0})]}, 0.5)
+
+
+def test_tuning_finds_the_weight_that_puts_the_relevant_passage_first():
+    # b is relevant: first stage puts it 2nd, reader 2nd; only a mix of the two puts it 1st.
+    run = {"q": reranked_hits([("a", 10.0, -1.0), ("b", 9.5, 0.9), ("c", 1.0, 1.0)])}
+    weight, curve = tune_weight({"q": {"b": 1}}, run)
+    assert curve[0.0] == curve[1.0] == 0.5 and curve[weight] == 1.0
+    assert 0 < weight < 1 and weight == min(w for w, v in curve.items() if v == 1.0)  # ties: the smaller weight
+
+
+def test_cross_fit_applies_to_each_fold_the_weight_tuned_on_the_others():
+    # Fold x's queries need the reader (w = 1 best), fold y's need the first stage (w = 0 best).
+    run, qrels, fold_of = {}, {}, {}
+    for i in range(3):
+        run[f"x{i}"] = reranked_hits([("a", 10.0, -1.0), ("b", 9.0, 0.0), ("c", 1.0, 1.0)])
+        qrels[f"x{i}"], fold_of[f"x{i}"] = {"c": 1}, "x"
+        run[f"y{i}"] = reranked_hits([("a", 10.0, 1.0), ("b", 9.0, 0.0), ("c", 1.0, -1.0)])
+        qrels[f"y{i}"], fold_of[f"y{i}"] = {"b": 1}, "y"
+    fitted = cross_fit(qrels, run, fold_of)
+    # y alone prefers any weight that keeps a first (b second): tuned on y, x gets w = 0, where c is last.
+    assert fitted.weights["x"] == 0.0 and order(fitted.run, "x0") == ["a", "b", "c"]
+    assert fitted.weights["y"] == tune_weight({q: qrels[q] for q in qrels if q[0] == "x"},
+                                              {q: run[q] for q in run if q[0] == "x"})[0]
+    assert set(fitted.run) == set(run)
+    with pytest.raises(ConfigError, match="2 folds"):
+        cross_fit(qrels, {"x0": run["x0"]}, fold_of)
+    with pytest.raises(ConfigError, match="no fold"):
+        cross_fit(qrels, run, {"x0": "x"})
