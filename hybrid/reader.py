@@ -148,8 +148,10 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
     if args.rerank_depth < 1 or args.batch_size < 1:
         raise InputError(None, None, "--rerank-depth and --batch-size must be >= 1")
-    if args.interpolate is not None and not 0.0 <= args.interpolate <= 1.0:
-        raise InputError(None, None, f"--interpolate must be in [0, 1], got {args.interpolate}")
+    if args.interpolate is not None:
+        from ltr.reader.interpolate import check_weight, interpolate
+
+        check_weight(args.interpolate)
     index = SparseIndex(args.index)
     topics = read_topics(args.topics, resolve=index.passage_text)
     run = read_run(args.run)
@@ -164,8 +166,6 @@ def cmd_rerank(args: argparse.Namespace) -> int:
                           span_candidates=index_mention_spans(index) if args.span_source == "mentions" else None)
     elapsed = time.time() - started
     if args.interpolate is not None:
-        from ltr.reader.interpolate import interpolate
-
         reranked = interpolate(reranked, args.interpolate)
     write_run(reranked, args.output, tag=args.tag)
     if args.spans:

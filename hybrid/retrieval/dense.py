@@ -56,10 +56,9 @@ class DenseRetriever(Retriever):
             return topic.kind
         return self.index.kind_of(topic.passage_id, topic.start, topic.end) if topic.passage_id else None
 
-    def _hits(self, query: np.ndarray, scores: np.ndarray, rows: np.ndarray, own: int, kind: int | None,
-              k: int) -> list[Hit]:
+    def _hits(self, query: np.ndarray, rows: np.ndarray, own: int, kind: int | None, k: int) -> list[Hit]:
         hits = []
-        for pid, score, start, end in best_mention_per_passage(self.index, scores, rows, own, kind, k, query):
+        for pid, score, start, end in best_mention_per_passage(self.index, query, rows, own, kind, k):
             span = (start, end) if start >= 0 else (None, None)
             hits.append(Hit(docid=pid, score=score, mention_start=span[0], mention_end=span[1],
                             mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
@@ -79,10 +78,10 @@ class DenseRetriever(Retriever):
         bar = tqdm(total=len(topics), desc=f"{self.name} search", disable=not self.progress)
         while pending:
             fetch = min(fetch, self.index.size)
-            scores, rows = self.index.search(vectors[pending], fetch)
+            _, rows = self.index.search(vectors[pending], fetch)
             still = []
             for j, qi in enumerate(pending):
-                hits = self._hits(vectors[qi], scores[j], rows[j], int(owns[qi]), kinds[qi] or None, k)
+                hits = self._hits(vectors[qi], rows[j], int(owns[qi]), kinds[qi] or None, k)
                 if len(hits) < k and fetch < self.index.size:
                     still.append(qi)
                     continue
@@ -94,15 +93,15 @@ class DenseRetriever(Retriever):
         return run
 
 
-def best_mention_per_passage(index: DenseIndex, scores: np.ndarray, rows: np.ndarray, own: int, kind: int | None,
-                             k: int, query: np.ndarray | None = None) -> list[tuple[str, float, int, int]]:
-    """FAISS rows of one query -> top ``k`` ``(passage id, score, start, end)``: best mention per passage.
+def best_mention_per_passage(index: DenseIndex, query: np.ndarray, rows: np.ndarray, own: int, kind: int | None,
+                             k: int) -> list[tuple[str, float, int, int]]:
+    """FAISS rows of one query vector -> top ``k`` ``(passage id, score, start, end)``: best mention per passage.
 
-    Drops the query's own document (``own`` >= 0) and, with ``kind``, mentions of another kind. Ties are
-    broken by passage id so that one index and any sharding of it rank exactly alike (FAISS returns equal
-    scores in heap order, which depends on the index's layout). With the ``query`` vector the kept rows are
-    re-scored by :meth:`DenseIndex.exact_scores` (FAISS's own scores can differ in the last bits between
-    layouts), and a passage's best mention among equal scores is its first by offset.
+    Drops the query's own document (``own`` >= 0) and, with ``kind``, mentions of another kind. The kept rows
+    are re-scored by :meth:`DenseIndex.exact_scores` (FAISS's own scores can differ in the last bits between
+    layouts, and it returns equal scores in heap order), a passage's best mention among equal scores is its
+    first by offset, and ties between passages are broken by passage id, so that one index and any sharding
+    of it rank exactly alike.
     """
     keep = rows >= 0
     safe = np.where(keep, rows, 0)
@@ -111,12 +110,11 @@ def best_mention_per_passage(index: DenseIndex, scores: np.ndarray, rows: np.nda
     if kind is not None:
         row_kind = index.row_kind[safe]
         keep &= (row_kind == kind) | (row_kind == 0)
-    rows, scores = rows[keep], scores[keep]
-    if query is not None:
-        scores = index.exact_scores(query, rows)
-        spans = np.asarray(index.rows[rows, 1:3])
-        order = np.lexsort((spans[:, 1], spans[:, 0], -scores))  # best first; equal scores: first span
-        rows, scores = rows[order], scores[order]
+    rows = rows[keep]
+    scores = index.exact_scores(query, rows)
+    spans = np.asarray(index.rows[rows, 1:3])
+    order = np.lexsort((spans[:, 1], spans[:, 0], -scores))  # best first; equal scores: first span
+    rows, scores = rows[order], scores[order]
     _, first = np.unique(index.row_passage[rows], return_index=True)  # best first: the first of a passage is its best
     first.sort()
     found = []

@@ -248,10 +248,10 @@ def dense_top(index, vectors: np.ndarray, owns: list[str | None], kinds: list[in
     fetch = k * max(1, overfetch)
     while pending:
         fetch = min(fetch, index.size)
-        scores, rows = index.search(vectors[pending], fetch)
+        _, rows = index.search(vectors[pending], fetch)
         still = []
         for j, qi in enumerate(pending):
-            hits = best_mention_per_passage(index, scores[j], rows[j], own_numbers[qi], kinds[qi], k, vectors[qi])
+            hits = best_mention_per_passage(index, vectors[qi], rows[j], own_numbers[qi], kinds[qi], k)
             if len(hits) < k and fetch < index.size:
                 still.append(qi)
                 continue

@@ -32,14 +32,20 @@ from hybrid.records import Hit, Run
 GRID = tuple(step / 20 for step in range(21))  # 0, 0.05, ..., 1
 
 
+def check_weight(weight: float) -> float:
+    """The interpolation weight, refused unless in [0, 1] (checked before any reranking work is done)."""
+    if not 0.0 <= weight <= 1.0:
+        raise ConfigError(None, None, f"interpolation weight must be in [0, 1], got {weight}")
+    return weight
+
+
 def _with_score(hits: list[Hit], key: str) -> list[Hit]:
     return [Hit(docid=h.docid, score=float(h.extra[key])) for h in hits]
 
 
 def interpolate(reranked: Run, weight: float, norm: str = "zscore") -> Run:
     """Each query's reader-scored hits re-sorted by the weighted sum of normalised first-stage and reader scores."""
-    if not 0.0 <= weight <= 1.0:
-        raise ConfigError(None, None, f"interpolation weight must be in [0, 1], got {weight}")
+    check_weight(weight)
     normalise = normaliser(norm)
     out: Run = {}
     for qid, hits in reranked.items():

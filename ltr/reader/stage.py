@@ -8,7 +8,7 @@ from pathlib import Path
 from hybrid.records import Run, Topic
 from hybrid.retrieval.base import Reranker
 from ltr.reader.infer import rerank_run
-from ltr.reader.interpolate import interpolate
+from ltr.reader.interpolate import check_weight, interpolate
 from ltr.reader.store import Reader, load_reader
 
 SPAN_SOURCES = ("predicted", "mentions")
@@ -44,9 +44,7 @@ class ReaderReranker(Reranker):
         self.passage_text: Callable[[str], str | None] = getattr(passages, "passage_text", passages)
         self.span_candidates = index_mention_spans(passages) if span_source == "mentions" else None
         self.depth, self.batch_size, self.progress = depth, batch_size, progress
-        if interpolate is not None and not 0.0 <= interpolate <= 1.0:
-            raise ValueError(f"interpolate must be in [0, 1], got {interpolate}")
-        self.interpolate = interpolate
+        self.interpolate = None if interpolate is None else check_weight(interpolate)
         self.name = f"reader@{depth}" + ("+mentions" if self.span_candidates else "") + (
             f"~{interpolate:g}" if interpolate is not None else "")
 
