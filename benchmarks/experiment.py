@@ -58,7 +58,8 @@ def available_recipes(index: str, artifacts: str) -> tuple[list[str], dict[str, 
 
 
 ORDER = ("bm25", "coresearch-bm25", "cmr-mention", "cmr-doc", "cmr-qe", "cmr-coref", "cmr-disck", "multifield",
-         "bm25f", "dense", "coresearch-dpr", "coresearch-e2e", "fused", "hybrid-full", "hybrid-full-reader")
+         "multifield-reader", "bm25f", "dense", "coresearch-dpr", "coresearch-e2e", "fused", "hybrid-full",
+         "hybrid-full-reader")
 
 
 def main() -> int:
@@ -69,7 +70,7 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--per-kind", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sample-only", nargs="*", default=["coresearch-e2e", "hybrid-full-reader"])
+    p.add_argument("--sample-only", nargs="*", default=["coresearch-e2e", "multifield-reader", "hybrid-full-reader"])
     p.add_argument("--only", choices=("full", "sample"), help="run one of the two experiments")
     args = p.parse_args()
     from hybrid.experiment import main as experiment

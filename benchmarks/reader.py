@@ -63,6 +63,43 @@ def stratified_subset(topics, per_kind: int, seed: int, tune_per_kind: int = 0):
     return [t for t in topics if t.qid in keep], [t for t in topics if t.qid in keep_tune]
 
 
+ERRORS = ("correct", "same document", "same subtopic", "other subtopic", "other topic", "no hit")
+
+
+def ecb_subtopic(doc_id: str) -> tuple[str, bool]:
+    """ECB+ topic and subtopic of a document id: ``36_4ecb`` (the ECB half) vs ``36_4ecbplus`` (the ECB+ half,
+    a similar but different event of the same topic)."""
+    topic, _, name = doc_id.partition("_")
+    return topic, name.endswith("ecbplus")
+
+
+def top1_errors(run: Run, qrels, topics) -> dict[str, dict[str, int]]:
+    """Per kind: where each query's first hit comes from when it is not relevant. Why: a reader that sees one
+    sentence cannot tell an ECB+ topic's two subtopics (or two topics' similar events) apart the way a first
+    stage over the document's coreference chain can; this table shows which confusions a system makes."""
+    counts = {kind: dict.fromkeys(ERRORS, 0) for kind in KINDS}
+    for topic in topics:
+        if topic.qid not in qrels or topic.kind not in counts:
+            continue
+        row = counts[topic.kind]
+        hits = sorted(run.get(topic.qid, []), key=lambda h: (-h.score, h.docid))
+        if not hits:
+            row["no hit"] += 1
+            continue
+        doc = hits[0].docid.rsplit(":", 1)[0]
+        if qrels[topic.qid].get(hits[0].docid, 0) > 0:
+            row["correct"] += 1
+        elif doc == topic.doc_id:
+            row["same document"] += 1
+        elif ecb_subtopic(doc)[0] != ecb_subtopic(topic.doc_id or "")[0]:
+            row["other topic"] += 1
+        elif ecb_subtopic(doc) == ecb_subtopic(topic.doc_id or ""):
+            row["same subtopic"] += 1
+        else:
+            row["other subtopic"] += 1
+    return counts
+
+
 def attach_first_stage(reranked: Run, first: Run, depth: int) -> Run:
     """A reranked run read back from its TREC file lost the hits' ``extra``: restore what interpolation needs
     (reader score = the run's score over the first stage's top ``depth``; first-stage score and rank)."""
@@ -78,15 +115,17 @@ def attach_first_stage(reranked: Run, first: Run, depth: int) -> Run:
 
 
 def cross_fit_by_kind(qrels, reranked: Run, fold_of: dict[str, str], kind_of: dict[str, str]):
-    """Leave-one-fold-out interpolation weights, tuned separately for each query kind."""
-    run, weights = {}, {}
+    """Leave-one-fold-out interpolation weights, tuned separately for each query kind; and, per kind, the
+    weight tuned on all folds (what a recipe such as ``multifield-reader`` should ship)."""
+    run, weights, overall = {}, {}, {}
     for kind in KINDS:
         part = {q: hits for q, hits in reranked.items() if kind_of.get(q) == kind}
         if part:
             fitted = cross_fit(qrels, part, fold_of)
             run.update(fitted.run)
             weights[kind] = fitted.weights
-    return run, weights
+            overall[kind] = tune_weight(qrels, part)[0]
+    return run, weights, overall
 
 
 def predicted_only(run: Run, passage_text) -> Run:
@@ -243,10 +282,11 @@ def main() -> None:
         if any(t.meta.get("topic") is None for t in topics):
             raise SystemExit("--cross-fit needs a 'topic' field in every query of --topics")
         kind_of = {t.qid: t.kind for t in topics}
-        runs[f"{interpolated}, w cross-fitted (leave one ECB+ topic out, per kind)"], weights = cross_fit_by_kind(
-            qrels, runs[mentions_name], fold_of, kind_of)
+        runs[f"{interpolated}, w cross-fitted (leave one ECB+ topic out, per kind)"], weights, overall = \
+            cross_fit_by_kind(qrels, runs[mentions_name], fold_of, kind_of)
         tuning = {"mode": "cross-fit", "folds": len(set(fold_of.values())),
-                  "measure": "RR@10 of the query's kind on the other topics", "weights": weights}
+                  "measure": "RR@10 of the query's kind on the other topics", "weights": weights,
+                  "all_folds": overall}
     elif tune_topics:
         tune_qids = {t.qid for t in tune_topics}
         tune_qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in tune_qids}
@@ -273,6 +313,8 @@ def main() -> None:
                 b = [pq[other][measure][q] for q in sorted(qrels)]
                 tests[f"{measure}: {system.split(' over')[0]} vs {other}"] = float(stats.ttest_rel(a, b).pvalue)
 
+    errors = {name: top1_errors(run, qrels, topics) for name, run in runs.items()}
+
     labels = {q: lab for q, lab in read_query_labels(args.topics).items() if q in qids}
     gold = gold_mentions(args.corpus, labels)
     kinds = {q: lab.kind for q, lab in labels.items()}
@@ -290,6 +332,7 @@ def main() -> None:
         "subset": {"per_kind": args.per_kind, "seed": args.seed, "queries": len(topics),
                    "by_kind": {k: sum(1 for t in topics if t.kind == k) for k in KINDS}},
         "tuning": tuning, "depth": args.depth, "tables": tables, "paired_t_test_p": tests, "spans": spans,
+        "top1_errors": errors,
         "throughput": {"pairs": pairs, "seconds": round(seconds, 1), "pairs_per_second": round(pairs / seconds, 2),
                        "device": str(reader.device), "threads": args.threads},
         "reader": {"model": args.model, "training": reader.meta.get("training", {}).get("config"),
@@ -324,6 +367,12 @@ def markdown(result: dict) -> str:
             if group in table:
                 row = table[group]
                 lines.append(f"| {name} | {group} | {row['#pairs']} | {row['EM']:.4f} | {row['F1']:.4f} |")
+    if result.get("top1_errors"):
+        lines += ["", "Where each query's first hit comes from (ECB+ topic / subtopic of its document):", "",
+                  "| system | kind | " + " | ".join(ERRORS) + " |", "|---|---|" + "---:|" * len(ERRORS)]
+        for name, by_kind in result["top1_errors"].items():
+            for kind, row in by_kind.items():
+                lines.append(f"| {name} | {kind} | " + " | ".join(str(row[e]) for e in ERRORS) + " |")
     lines += ["", "| paired t-test (per query, subset) | p |", "|---|---|"]
     lines += [f"| {k} | {v:.2g} |" for k, v in result["paired_t_test_p"].items()]
     tuning = result.get("tuning")
@@ -335,6 +384,9 @@ def markdown(result: dict) -> str:
         lines += ["", f"Interpolation weight w cross-fitted over the {tuning['folds']} ECB+ topics: each topic's "
                       f"queries use the w (grid 0, 0.05 .. 1) with the best {tuning['measure']}. Weights applied: "
                       f"{per_kind}."]
+        if tuning.get("all_folds"):
+            lines += ["", "Weights tuned on all evaluated queries, per kind (for a recipe; not used in the table): "
+                      + ", ".join(f"{kind} {w:g}" for kind, w in tuning["all_folds"].items()) + "."]
     elif tuning:
         curve = ", ".join(f"{w:g}: {v:.3f}" for w, v in tuning["curve"].items())
         lines += ["", f"Interpolation weight tuned on {tuning['queries']} dev queries disjoint from the subset "

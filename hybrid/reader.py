@@ -68,9 +68,10 @@ def _add_rerank(sub) -> None:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--span-source", choices=("predicted", "mentions"), default="predicted",
                    help="score only the predicted span (CoreSearch), or also every indexed mention of the passage")
-    p.add_argument("--interpolate", type=float, metavar="W",
+    p.add_argument("--interpolate", metavar="W",
                    help="order the reranked hits by (1 - W) z(first-stage score) + W z(reader score) "
-                        "(0 <= W <= 1; default: the reader score alone, as CoreSearch)")
+                        "(0 <= W <= 1, or per kind: 'event=0.35;entity=0.65'; default: the reader score alone, "
+                        "as CoreSearch)")
     p.add_argument("--device", help="cpu, cuda ... (default: the GPU when present)")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--tag", default="reader")
@@ -148,10 +149,11 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
     if args.rerank_depth < 1 or args.batch_size < 1:
         raise InputError(None, None, "--rerank-depth and --batch-size must be >= 1")
+    weights = None
     if args.interpolate is not None:
-        from ltr.reader.interpolate import check_weight, interpolate
+        from ltr.reader.interpolate import KindWeights, interpolate
 
-        check_weight(args.interpolate)
+        weights = KindWeights.parse(args.interpolate)
     index = SparseIndex(args.index)
     topics = read_topics(args.topics, resolve=index.passage_text)
     run = read_run(args.run)
@@ -165,15 +167,16 @@ def cmd_rerank(args: argparse.Namespace) -> int:
                           batch_size=args.batch_size, progress=not args.quiet,
                           span_candidates=index_mention_spans(index) if args.span_source == "mentions" else None)
     elapsed = time.time() - started
-    if args.interpolate is not None:
-        reranked = interpolate(reranked, args.interpolate)
+    if weights is not None:
+        reranked = interpolate(reranked, weights, kinds={t.qid: t.kind for t in topics})
     write_run(reranked, args.output, tag=args.tag)
     if args.spans:
         write_spans(reranked, args.spans)
     pairs = sum(min(len(h), args.rerank_depth) for h in run.values())
     meta = {"run": args.output, "input_run": args.run, "model": args.model, "queries": len(topics), "pairs": pairs,
             "seconds": round(elapsed, 2), "pairs_per_second": round(pairs / elapsed, 1) if elapsed > 0 else None,
-            "device": str(reader.device), "rerank_depth": args.rerank_depth, "interpolate": args.interpolate}
+            "device": str(reader.device), "rerank_depth": args.rerank_depth,
+            "interpolate": None if weights is None else str(weights)}
     from hybrid.atomic import atomic_write
 
     with atomic_write(f"{args.output}.meta.json") as out:

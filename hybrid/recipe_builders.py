@@ -255,11 +255,19 @@ def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
     from ltr.reader.stage import ReaderReranker
 
     path = artifact_path(spec["model"], "rerankers", "reader", context, source)
+    from hybrid.errors import ConfigError
+    from ltr.reader.interpolate import KindWeights
+
     weight = None
-    if "interpolate" in spec:
-        weight = _number(spec, "interpolate", 1.0, source)
-        if not 0.0 <= weight <= 1.0:
-            raise source.error("rerankers", f"a reader's 'interpolate' must be in [0, 1], got {weight}")
+    if "interpolate" in spec:  # a number, or a table by kind: {event = 0.35, entity = 0.65[, default = W]}
+        value = spec["interpolate"]
+        if isinstance(value, bool) or not isinstance(value, int | float | dict):
+            raise source.error("rerankers", f"a reader's 'interpolate' must be a number or a table "
+                                            f"{{event = W, entity = W}}, got {value!r}")
+        try:
+            weight = KindWeights.of(value)
+        except ConfigError as exc:
+            raise source.error("rerankers", f"a reader's 'interpolate': {exc.reason}") from None
     return ReaderReranker(str(path), context.index, depth=_integer(spec, "depth", 50, source, 1),
                           batch_size=_integer(spec, "batch_size", 64, source, 1),
                           span_source=spec.get("span_source", "predicted"), interpolate=weight)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from hybrid.records import Run, Topic
 from hybrid.retrieval.base import Reranker
 from ltr.reader.infer import rerank_run
-from ltr.reader.interpolate import check_weight, interpolate
+from ltr.reader.interpolate import KindWeights, interpolate
 from ltr.reader.store import Reader, load_reader
 
 SPAN_SOURCES = ("predicted", "mentions")
@@ -33,23 +33,26 @@ class ReaderReranker(Reranker):
     indexed mention of the candidate with the pair scorer and keeps the best; ``"predicted"``
     scores only the span heads' best valid span (CoreSearch's inference). ``interpolate=w`` orders the
     reranked hits by ``(1 - w) z(first stage) + w z(reader)`` (:mod:`ltr.reader.interpolate`); None: reader alone.
+    ``w`` may be per kind: ``{"event": 0.35, "entity": 0.65}`` or ``"event=0.35;entity=0.65"``.
     """
 
     def __init__(self, reader: Reader | str | Path, passages, depth: int = 50, batch_size: int = 64,
                  device: str | None = None, progress: bool = False, span_source: str = "predicted",
-                 interpolate: float | None = None):
+                 interpolate: float | KindWeights | Mapping[str, float] | str | None = None):
         if span_source not in SPAN_SOURCES:
             raise ValueError(f"span_source must be one of {SPAN_SOURCES}, got {span_source!r}")
         self.reader = reader if isinstance(reader, Reader) else load_reader(reader, device=device)
         self.passage_text: Callable[[str], str | None] = getattr(passages, "passage_text", passages)
         self.span_candidates = index_mention_spans(passages) if span_source == "mentions" else None
         self.depth, self.batch_size, self.progress = depth, batch_size, progress
-        self.interpolate = None if interpolate is None else check_weight(interpolate)
+        self.interpolate = None if interpolate is None else KindWeights.of(interpolate)
         self.name = f"reader@{depth}" + ("+mentions" if self.span_candidates else "") + (
-            f"~{interpolate:g}" if interpolate is not None else "")
+            f"~{self.interpolate}" if self.interpolate is not None else "")
 
     def rerank(self, topics: list[Topic], run: Run) -> Run:
         reranked = rerank_run(self.reader, topics, run, self.passage_text, depth=self.depth,
                               batch_size=self.batch_size, progress=self.progress,
                               span_candidates=self.span_candidates)
-        return reranked if self.interpolate is None else interpolate(reranked, self.interpolate)
+        if self.interpolate is None:
+            return reranked
+        return interpolate(reranked, self.interpolate, kinds={t.qid: t.kind for t in topics})

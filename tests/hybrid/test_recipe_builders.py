@@ -30,7 +30,8 @@ def topics(sparse_index, data_dir):
 
 def test_every_bundled_recipe_parses_with_known_keys():
     names = bundled_recipes()
-    for expected in ("cmr-qe", "cmr-disck", "bm25f", "coresearch-dpr", "coresearch-e2e", "fused", "hybrid-full"):
+    for expected in ("cmr-qe", "cmr-disck", "bm25f", "coresearch-dpr", "coresearch-e2e", "fused", "hybrid-full",
+                     "multifield-reader"):
         assert expected in names
     for name in names:
         recipe = load_recipe(name)
@@ -150,7 +151,8 @@ def test_reader_pipeline_interpolates_with_its_first_stage(sparse_index, topics,
     save_reader(new_reader(tiny_bert, seed=3), tmp_path / "reader" / "tiny")
     context = Context(index=sparse_index, hits=5, artifacts=tmp_path)
     runs = {}
-    for name, extra in (("w0", ", interpolate = 0"), ("w1", ", interpolate = 1.0"), ("alone", "")):
+    for name, extra in (("w0", ", interpolate = 0"), ("w1", ", interpolate = 1.0"), ("alone", ""),
+                        ("kind", ", interpolate = { event = 0, entity = 1 }")):
         path = tmp_path / f"{name}.toml"
         path.write_text(f'name = "{name}"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
                         f'rerankers = [{{ type = "reader", model = "reader/tiny", depth = 3{extra} }}]\n')
@@ -159,8 +161,28 @@ def test_reader_pipeline_interpolates_with_its_first_stage(sparse_index, topics,
     for topic in topics:
         assert [h.docid for h in runs["w0"][topic.qid]] == [h.docid for h in first[topic.qid]]
         assert [h.docid for h in runs["w1"][topic.qid]] == [h.docid for h in runs["alone"][topic.qid]]
+        same_as = runs["w0"] if topic.kind == "event" else runs["w1"]
+        assert [h.docid for h in runs["kind"][topic.qid]] == [h.docid for h in same_as[topic.qid]]
     bad = tmp_path / "bad.toml"
-    bad.write_text('name = "bad"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
-                   'rerankers = [{ type = "reader", model = "reader/tiny", interpolate = 2 }]\n')
-    with pytest.raises(ConfigError, match=r"bad\.toml:5: a reader's 'interpolate' must be in \[0, 1\]"):
-        load_recipe(str(bad)).build(context)
+    for value, message in (("2", r"must be in \[0, 1\], got 2"), ('"0.5"', "must be a number or a table"),
+                           ("{ topic = 0.5 }", "unknown kind 'topic'")):
+        bad.write_text('name = "bad"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
+                       f'rerankers = [{{ type = "reader", model = "reader/tiny", interpolate = {value} }}]\n')
+        with pytest.raises(ConfigError, match=rf"bad\.toml:5: a reader's 'interpolate'.*{message}"):
+            load_recipe(str(bad)).build(context)
+
+
+def test_bundled_multifield_reader_recipe_reranks_multifield_with_per_kind_weights(sparse_index, topics, tiny_bert,
+                                                                                   tmp_path):
+    from ltr.reader.store import new_reader, save_reader
+
+    save_reader(new_reader(tiny_bert, seed=3), tmp_path / "reader" / "ecbplus")
+    context = Context(index=sparse_index, hits=5, artifacts=tmp_path)
+    recipe = load_recipe("multifield-reader")
+    shipped = recipe.system["rerankers"][0]["interpolate"]  # {event = W, entity = W}, tuned on ECB+ dev
+    run = recipe.build(context)(topics)
+    first = load_recipe("multifield").build(Context(index=sparse_index, hits=5))(topics)
+    for topic in topics:
+        assert sorted(h.docid for h in run[topic.qid]) == sorted(h.docid for h in first[topic.qid])
+        weights = {h.extra["interpolation_weight"] for h in run[topic.qid]}
+        assert weights == {shipped[topic.kind]}

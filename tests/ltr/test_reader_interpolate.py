@@ -6,7 +6,7 @@ import pytest
 
 from hybrid.errors import ConfigError
 from hybrid.records import Hit
-from ltr.reader.interpolate import cross_fit, interpolate, tune_weight
+from ltr.reader.interpolate import KindWeights, cross_fit, interpolate, tune_weight
 
 
 def reranked_hits(rows: list[tuple[str, float, float]], rest: tuple[str, ...] = ()) -> list[Hit]:
@@ -50,6 +50,33 @@ def test_bad_weight_and_runs_without_first_stage_scores_are_rejected():
         interpolate(RUN, 1.5)
     with pytest.raises(ConfigError, match="first_stage_score"):
         interpolate({"q": [Hit(docid="a", score=1.0, extra={"reader_score": 1.0})]}, 0.5)
+
+
+def test_per_kind_weights_pick_each_query_s_weight_by_its_kind():
+    run = {"ev": RUN["q"], "en": RUN["q"]}
+    kinds = {"ev": "event", "en": "entity"}
+    out = interpolate(run, "event=0;entity=1", kinds=kinds)
+    assert order(out, "ev") == ["a", "b", "c", "d", "e"] and order(out, "en") == ["c", "b", "a", "d", "e"]
+    assert out["ev"][0].extra["interpolation_weight"] == 0.0 and out["en"][0].extra["interpolation_weight"] == 1.0
+    same = interpolate(run, {"event": 0.0, "entity": 1.0}, kinds=kinds)
+    assert {q: order(same, q) for q in same} == {q: order(out, q) for q in out}
+    # a kind without its own weight takes the default; with no default it is an error naming the query
+    assert order(interpolate(run, "1;event=0", kinds=kinds), "en") == ["c", "b", "a", "d", "e"]
+    with pytest.raises(ConfigError, match="query 'en' has kind 'entity'.*no interpolation weight"):
+        interpolate(run, "event=0", kinds=kinds)
+
+
+def test_kind_weights_parse_and_reject_bad_input():
+    assert KindWeights.parse("0.4") == KindWeights(0.4)
+    assert KindWeights.parse("event=0.35; entity=0.65") == KindWeights(None, {"event": 0.35, "entity": 0.65})
+    assert str(KindWeights.parse("0.5;event=0.35")) == "0.5;event=0.35"
+    assert KindWeights.of({"default": 0.5, "event": 0.3}) == KindWeights(0.5, {"event": 0.3})
+    for bad, message in (("topic=0.3", "unknown kind 'topic'"), ("event=x", "not a number"),
+                         ("event=1.2", r"must be in \[0, 1\]"), ("", "give a weight")):
+        with pytest.raises(ConfigError, match=message):
+            KindWeights.parse(bad)
+    with pytest.raises(ConfigError, match="not a number"):
+        KindWeights.of(True)
 
 
 def test_tuning_finds_the_weight_that_puts_the_relevant_passage_first():

@@ -169,10 +169,15 @@ def test_rerank_cli_interpolation_weight_zero_keeps_the_first_stage_order(reader
     assert reader_cli([*args, "--interpolate", "0", "--output", str(tmp_path / "w0.trec")]) == 0
     assert reader_cli([*args, "--interpolate", "1", "--output", str(tmp_path / "w1.trec")]) == 0
     assert reader_cli([*args, "--output", str(tmp_path / "reader.trec")]) == 0
-    w0, w1, alone = (read_run(tmp_path / f) for f in ("w0.trec", "w1.trec", "reader.trec"))
+    assert reader_cli([*args, "--interpolate", "event=0;entity=1", "--output", str(tmp_path / "kind.trec")]) == 0
+    w0, w1, alone, by_kind = (read_run(tmp_path / f) for f in ("w0.trec", "w1.trec", "reader.trec", "kind.trec"))
     for topic in topics:
         assert [h.docid for h in w0[topic.qid]] == [h.docid for h in read_run(tmp_path / "in.trec")[topic.qid]]
         assert [h.docid for h in w1[topic.qid]] == [h.docid for h in alone[topic.qid]]
-    assert json.loads((tmp_path / "w0.trec.meta.json").read_text())["interpolate"] == 0.0
+        same_as = w0 if topic.kind == "event" else w1  # per-kind weights: events 0, entities 1
+        assert [h.docid for h in by_kind[topic.qid]] == [h.docid for h in same_as[topic.qid]]
+    assert {t.kind for t in topics} == {"event", "entity"}
+    assert json.loads((tmp_path / "w0.trec.meta.json").read_text())["interpolate"] == "0"
+    assert json.loads((tmp_path / "kind.trec.meta.json").read_text())["interpolate"] == "entity=1;event=0"
     code = run_cli(reader_cli, [*args, "--interpolate", "1.5", "--output", str(tmp_path / "bad.trec")])
     assert code == 2 and not (tmp_path / "bad.trec").exists()
