@@ -35,7 +35,7 @@ from scipy import stats  # noqa: E402
 
 from hybrid.evaluation import evaluate, per_query  # noqa: E402
 from hybrid.formats.qrels import read_qrels  # noqa: E402
-from hybrid.formats.runs import read_run, write_run  # noqa: E402
+from hybrid.formats.runs import SCORE_DECIMALS, read_run, write_run  # noqa: E402
 from hybrid.formats.topics import read_topics  # noqa: E402
 from hybrid.records import KINDS, Hit, Run  # noqa: E402
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25  # noqa: E402
@@ -98,6 +98,24 @@ def top1_errors(run: Run, qrels, topics) -> dict[str, dict[str, int]]:
         else:
             row["other subtopic"] += 1
     return counts
+
+
+def same_first_stage(saved: list[Hit], fresh: list[Hit], depth: int) -> bool:
+    """Whether a first stage read back from its TREC file is the freshly computed one. The file keeps
+    ``SCORE_DECIMALS`` decimals, so two hits whose scores differ by less than that swap places when read
+    back: compare the scores per passage (to that precision) and the top-``depth`` passages, not the order."""
+    tolerance = 2 * 10.0 ** -SCORE_DECIMALS
+    saved_scores = {h.docid: h.score for h in saved}
+    if saved_scores.keys() != {h.docid for h in fresh}:
+        return False
+    if any(abs(saved_scores[h.docid] - h.score) > tolerance for h in fresh):
+        return False
+    top = sorted(fresh, key=lambda h: -h.score)
+    cut = top[depth - 1].score if len(top) >= depth else None
+    # passages tied with the depth-th one (within the precision) may be on either side of the cut
+    certain = {h.docid for h in top[:depth] if cut is None or h.score > cut + tolerance}
+    saved_top = {h.docid for h in sorted(saved, key=lambda h: (-h.score, h.docid))[:depth]}
+    return certain <= saved_top
 
 
 def attach_first_stage(reranked: Run, first: Run, depth: int) -> Run:
@@ -252,7 +270,7 @@ def main() -> None:
     mentions_name = f"reader, predicted span + indexed mentions over {base} top-{args.depth}"
     if args.reuse:
         saved = read_run(out / "first_stage.trec")
-        if any([h.docid for h in saved.get(q, [])] != [h.docid for h in runs[first_name][q]] for q in qids):
+        if any(not same_first_stage(saved.get(q, []), runs[first_name][q], args.depth) for q in qids):
             raise SystemExit("the first stage differs from the one the saved reader runs reranked; run without --reuse")
         previous = json.loads((out / "results.json").read_text())
         seconds = previous["throughput"]["seconds"]
