@@ -32,7 +32,7 @@ from hybrid.evaluation import per_query
 from hybrid.formats.qrels import Qrels
 from hybrid.formats.runs import sorted_hits
 from hybrid.fusion.normalize import normaliser
-from hybrid.records import Hit, Run
+from hybrid.records import KINDS, Hit, Run
 
 GRID = tuple(step / 20 for step in range(21))  # 0, 0.05, ..., 1
 
@@ -43,8 +43,6 @@ def check_weight(weight: float) -> float:
         raise ConfigError(None, None, f"interpolation weight must be in [0, 1], got {weight}")
     return weight
 
-
-KINDS = ("event", "entity")
 
 
 @dataclass(frozen=True)
