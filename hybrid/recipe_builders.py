@@ -122,8 +122,9 @@ def _integer(system: dict, key: str, default: int, source: RecipeSource, minimum
     return value
 
 
-def _config_errors(source: RecipeSource, key: str):
-    """Re-raise a ConfigError without a file (raised by a stage's constructor) at the recipe's line."""
+def _config_errors(source: RecipeSource, key: str, prefix: str = ""):
+    """Re-raise a ConfigError without a file (raised by a stage's constructor) at the recipe's line, its reason
+    after ``prefix`` (which names the setting when the key's line holds several)."""
     from contextlib import contextmanager
 
     from hybrid.errors import ConfigError
@@ -134,7 +135,7 @@ def _config_errors(source: RecipeSource, key: str):
             yield
         except ConfigError as exc:
             if exc.path is None:
-                raise source.error(key, exc.reason) from None
+                raise source.error(key, prefix + exc.reason) from None
             raise
 
     return wrap()
@@ -252,22 +253,18 @@ def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
         if "featureset" in spec:
             model.check_featureset(load_featureset(featureset_path(spec["featureset"], source)))
         return LtrReranker(model, context.index, depth=_integer(spec, "depth", 100, source, 1))
+    from ltr.reader.interpolate import KindWeights
     from ltr.reader.stage import ReaderReranker
 
     path = artifact_path(spec["model"], "rerankers", "reader", context, source)
-    from hybrid.errors import ConfigError
-    from ltr.reader.interpolate import KindWeights
-
     weight = None
     if "interpolate" in spec:  # a number, or a table by kind: {event = 0.35, entity = 0.65[, default = W]}
         value = spec["interpolate"]
         if isinstance(value, bool) or not isinstance(value, int | float | dict):
             raise source.error("rerankers", f"a reader's 'interpolate' must be a number or a table "
                                             f"{{event = W, entity = W}}, got {value!r}")
-        try:
+        with _config_errors(source, "rerankers", "a reader's 'interpolate': "):
             weight = KindWeights.of(value)
-        except ConfigError as exc:
-            raise source.error("rerankers", f"a reader's 'interpolate': {exc.reason}") from None
     return ReaderReranker(str(path), context.index, depth=_integer(spec, "depth", 50, source, 1),
                           batch_size=_integer(spec, "batch_size", 64, source, 1),
                           span_source=spec.get("span_source", "predicted"), interpolate=weight)
