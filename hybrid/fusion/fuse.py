@@ -18,7 +18,7 @@ from hybrid.errors import ConfigError
 from hybrid.fusion.combmnz import combmnz
 from hybrid.fusion.combsum import combsum
 from hybrid.fusion.rrf import RRF_K, rrf
-from hybrid.records import Run, Topic
+from hybrid.records import KINDS, Run, Topic
 from hybrid.retrieval.base import Retriever
 
 METHODS = ("rrf", "combsum", "combmnz")
@@ -49,20 +49,28 @@ def parse_weights(spec: str | None, n: int) -> list[float] | None:
     return weights
 
 
+def split_per_kind(spec: str | None, what: str) -> tuple[str | None, dict[str, str]]:
+    """The per-kind setting syntax shared by fusion and reader-interpolation weights: ``"V"``,
+    ``"event=V;entity=V"`` or both (``"V;event=V"``: a kind without its own value uses the global one).
+    Returns the global value's text and each kind's; an unknown kind is an error naming ``what``."""
+    default: str | None = None
+    by_kind: dict[str, str] = {}
+    for part in filter(None, (x.strip() for x in (spec or "").split(";"))):
+        if "=" in part:
+            kind, value = (x.strip() for x in part.split("=", 1))
+            if kind not in KINDS:
+                raise ConfigError(None, None, f"{what}: unknown kind {kind!r} (event or entity)")
+            by_kind[kind] = value
+        else:
+            default = part
+    return default, by_kind
+
+
 def parse_fusion_weights(spec: str | None, n: int) -> tuple[list[float] | None, dict[str, list[float]]]:
     """Global and per-kind weights: ``"0.4,0.6"`` or ``"event=0.3,0.7;entity=0.5,0.5"`` (both may be mixed:
     ``"0.5,0.5;event=0.3,0.7"``; a kind without its own weights uses the global ones)."""
-    default: list[float] | None = None
-    by_kind: dict[str, list[float]] = {}
-    for part in filter(None, (x.strip() for x in (spec or "").split(";"))):
-        if "=" in part:
-            kind, values = (x.strip() for x in part.split("=", 1))
-            if kind not in ("event", "entity"):
-                raise ConfigError(None, None, f"fusion weights: unknown kind {kind!r} (event or entity)")
-            by_kind[kind] = parse_weights(values, n) or []
-        else:
-            default = parse_weights(part, n)
-    return default, by_kind
+    default, by_kind = split_per_kind(spec, "fusion weights")
+    return parse_weights(default, n), {kind: parse_weights(values, n) or [] for kind, values in by_kind.items()}
 
 
 class Fuse(Retriever):

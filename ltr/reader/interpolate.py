@@ -31,6 +31,7 @@ from hybrid.errors import ConfigError
 from hybrid.evaluation import per_query
 from hybrid.formats.qrels import Qrels
 from hybrid.formats.runs import sorted_hits
+from hybrid.fusion.fuse import split_per_kind
 from hybrid.fusion.normalize import normaliser
 from hybrid.records import KINDS, Hit, Run
 
@@ -78,15 +79,9 @@ class KindWeights:
     @classmethod
     def parse(cls, text: str) -> KindWeights:
         """``"0.4"``, ``"event=0.35;entity=0.65"`` or both (``"0.5;event=0.35"``: entities use 0.5)."""
-        default, by_kind = None, {}
-        for part in filter(None, (x.strip() for x in text.split(";"))):
-            kind, _, value = part.rpartition("=")
-            kind = kind.strip()
-            if kind:
-                by_kind[kind] = _as_weight(value, kind)
-            else:
-                default = _as_weight(value, "weight")
-        return cls(default, by_kind)
+        default, by_kind = split_per_kind(text, "interpolation weights")
+        return cls(None if default is None else _as_weight(default, "weight"),
+                   {kind: _as_weight(value, kind) for kind, value in by_kind.items()})
 
     def weight(self, qid: str, kind: str | None) -> float:
         if kind in self.by_kind:
