@@ -87,13 +87,14 @@ def top1_errors(run: Run, qrels, topics) -> dict[str, dict[str, int]]:
             row["no hit"] += 1
             continue
         doc = hits[0].docid.rsplit(":", 1)[0]
+        hit_sub, own_sub = ecb_subtopic(doc), ecb_subtopic(topic.doc_id or "")
         if qrels[topic.qid].get(hits[0].docid, 0) > 0:
             row["correct"] += 1
         elif doc == topic.doc_id:
             row["same document"] += 1
-        elif ecb_subtopic(doc)[0] != ecb_subtopic(topic.doc_id or "")[0]:
+        elif hit_sub[0] != own_sub[0]:
             row["other topic"] += 1
-        elif ecb_subtopic(doc) == ecb_subtopic(topic.doc_id or ""):
+        elif hit_sub == own_sub:
             row["same subtopic"] += 1
         else:
             row["other subtopic"] += 1
