@@ -130,9 +130,16 @@ def cmd_train(args: argparse.Namespace) -> int:
         build_pool(args)
     pool = read_pool(args.pool)
     config = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
+    context = None
+    if config.context_tokens > 0:
+        from ltr.reader.context import LeadContext
+
+        if not args.corpus:
+            raise InputError(args.pool, None, "--context-tokens > 0 needs --corpus (the documents' lead sentences)")
+        context = LeadContext.from_corpus(args.corpus, config.context_sentences)
     started = time.time()
     train(pool, config, args.output, device=args.device, progress=not args.quiet, resume=not args.no_resume,
-          stop_after=args.stop_after)
+          stop_after=args.stop_after, context=context)
     print(json.dumps({"output": args.output, "queries": len(pool), "seconds": round(time.time() - started, 1)}),
           file=sys.stderr)
     return 0
@@ -143,6 +150,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     from hybrid.formats.topics import read_topics
     from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.lucene import versions
+    from ltr.reader.context import LeadContext
     from ltr.reader.infer import rerank_run, write_spans
     from ltr.reader.stage import index_mention_spans
     from ltr.reader.store import load_reader
@@ -163,9 +171,11 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     topics = [t for t in topics if t.qid in run]
     reader = load_reader(args.model, device=args.device)
     started = time.time()
+    context = LeadContext.from_index(index, reader.encoding.context_sentences) if reader.encoding.uses_context else None
     reranked = rerank_run(reader, topics, run, index.passage_text, depth=args.rerank_depth,
                           batch_size=args.batch_size, progress=not args.quiet,
-                          span_candidates=index_mention_spans(index) if args.span_source == "mentions" else None)
+                          span_candidates=index_mention_spans(index) if args.span_source == "mentions" else None,
+                          context=context)
     elapsed = time.time() - started
     if weights is not None:
         reranked = interpolate(reranked, weights, kinds={t.qid: t.kind for t in topics})

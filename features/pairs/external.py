@@ -376,6 +376,7 @@ class ReaderProvider(FeatureProvider):
     def __init__(self, checkpoint: str | None = None, batch_size: int = 64, device: str | None = None):
         self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
         self._reader = None
+        self._context = None
 
     def available(self) -> str | None:
         return _module_missing("ltr.reader.infer") or _module_missing("torch")
@@ -418,7 +419,16 @@ class ReaderProvider(FeatureProvider):
             candidates.append(spans or [(p.candidate.record.start, p.candidate.record.end)])
         if not batch.pairs:
             return np.zeros((0, len(names)), dtype=np.float32)
-        out = score_pairs(self._reader, topics, passages, batch_size=self.batch_size, candidates=candidates)
+        contexts = None
+        if self._reader.encoding.uses_context:  # a reader trained with document leads gets them from the index
+            from ltr.reader.context import LeadContext
+
+            if self._context is None:
+                self._context = LeadContext.from_index(batch.resources.index, self._reader.encoding.context_sentences)
+            contexts = [(self._context.of_topic(p.query.topic), self._context.of_passage(p.hit.docid))
+                        for p in batch.pairs]
+        out = score_pairs(self._reader, topics, passages, batch_size=self.batch_size, candidates=candidates,
+                          contexts=contexts)
         values = np.stack([out.scores, out.span_confidences, out.predicted_scores], axis=1).astype(np.float32)
         values[~np.isfinite(values)] = np.nan
         col = {"reader_score": 0, "reader_span_confidence": 1, "reader_predicted_score": 2}

@@ -1,5 +1,9 @@
 """Model inputs of the reader: ``[CLS] query-with-<m>-markers [SEP] passage [SEP]``.
 
+With document context (``context_tokens > 0``) the query side also carries the leads of both documents:
+``[CLS] query [SEP] query-document lead [SEP] passage-document lead [SEP] passage [SEP]`` (see
+:mod:`ltr.reader.context`); the passage side, and so span prediction, is unchanged.
+
 The query is the mention's context with ``<m>``/``</m>`` around the mention, cut to at most
 ``max_query_tokens`` tokens around the mention (CoreSearch: 64). The passage gets the rest of
 ``max_length`` (CoreSearch: 256 in all); a passage that does not fit is split into overlapping
@@ -29,6 +33,8 @@ class EncodingConfig:
     max_query_tokens: int = 64  # query side, markers included
     stride: int = 128  # overlap between consecutive passage windows (clamped to half a window)
     max_span_tokens: int = 10  # L: longest span the decoder may return
+    context_tokens: int = 0  # per document lead on the query side (0: no document context)
+    context_sentences: int = 2  # lead sentences of each document (when context_tokens > 0)
 
     def __post_init__(self) -> None:
         if self.max_query_tokens < 3:
@@ -38,6 +44,15 @@ class EncodingConfig:
                                           f"{self.max_query_tokens} query tokens")
         if self.stride < 0 or self.max_span_tokens < 1:
             raise ConfigError(None, None, "stride must be >= 0 and max_span_tokens >= 1")
+        if self.context_tokens < 0 or self.context_sentences < 1:
+            raise ConfigError(None, None, "context_tokens must be >= 0 and context_sentences >= 1")
+        if self.max_length < self.max_query_tokens + 2 * (self.context_tokens + 1) + 8:
+            raise ConfigError(None, None, f"max_length {self.max_length} leaves no room for a passage after "
+                                          f"{self.max_query_tokens} query and 2 x {self.context_tokens} context tokens")
+
+    @property
+    def uses_context(self) -> bool:
+        return self.context_tokens > 0
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -104,6 +119,29 @@ def query_string(tokenizer, topic: Topic, max_tokens: int) -> str:
             hi -= 1
 
 
+def cut_tokens(tokenizer, text: str, max_tokens: int) -> str:
+    """``text`` cut at a token boundary to its first ``max_tokens`` tokens."""
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    if len(enc["input_ids"]) <= max_tokens:
+        return text
+    return text[: enc["offset_mapping"][max_tokens - 1][1]] if max_tokens > 0 else ""
+
+
+def first_segment(tokenizer, topic: Topic, config: EncodingConfig, context: tuple[str, str] | None = None) -> str:
+    """The query side of an input: the marked query, then (with document context) the lead of the query's
+    document and the lead of the candidate's, each cut to ``context_tokens`` and separated by the
+    tokenizer's separator. The passage side stays the passage alone, so span prediction never sees a lead."""
+    query = query_string(tokenizer, topic, config.max_query_tokens)
+    if not config.uses_context:
+        return query
+    if context is None:
+        raise ConfigError(None, None, "this reader was trained with document context: give each pair the leads of "
+                                      "the query's and the candidate's documents (ltr.reader.context.LeadContext)")
+    sep = f" {tokenizer.sep_token} " if tokenizer.sep_token else " | "
+    query_lead, passage_lead = (cut_tokens(tokenizer, " ".join(c.split()), config.context_tokens) for c in context)
+    return f"{query}{sep}{query_lead}{sep}{passage_lead}"
+
+
 def token_span(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[int, int] | None:
     """Indices (first, last) of the tokens covering chars [start, end), or None if not fully covered."""
     inside = [k for k, (a, b) in enumerate(offsets) if b > start and a < end and b > a]
@@ -113,14 +151,17 @@ def token_span(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[in
 
 
 def encode_pairs(tokenizer, topics: list[Topic], passages: list[str], config: EncodingConfig,
-                 gold: list[tuple[int, int] | None] | None = None) -> list[Window]:
-    """Windows for pairs (topics[i], passages[i]); ``gold[i]`` = char span of the gold mention in passages[i]."""
-    if len(topics) != len(passages) or (gold is not None and len(gold) != len(passages)):
-        raise ValueError("topics, passages (and gold) must have the same length")
+                 gold: list[tuple[int, int] | None] | None = None,
+                 contexts: list[tuple[str, str]] | None = None) -> list[Window]:
+    """Windows for pairs (topics[i], passages[i]); ``gold[i]`` = char span of the gold mention in passages[i];
+    ``contexts[i]`` = (lead of the query's document, lead of passages[i]'s), needed when ``config.uses_context``."""
+    if len(topics) != len(passages) or any(x is not None and len(x) != len(passages) for x in (gold, contexts)):
+        raise ValueError("topics, passages (and gold, contexts) must have the same length")
     if not topics:
         return []
     open_id, close_id = marker_ids(tokenizer)
-    queries = [query_string(tokenizer, t, config.max_query_tokens) for t in topics]
+    queries = [first_segment(tokenizer, t, config, contexts[i] if contexts is not None else None)
+               for i, t in enumerate(topics)]
     longest_query = max(len(tokenizer(q, add_special_tokens=False)["input_ids"]) for q in queries)
     room = config.max_length - longest_query - tokenizer.num_special_tokens_to_add(pair=True)
     stride = min(config.stride, max(room // 2, 0))

@@ -24,6 +24,7 @@ from hybrid.atomic import atomic_write
 from hybrid.errors import InputError
 from hybrid.formats.runs import SCORE_DECIMALS, sorted_hits
 from hybrid.records import Hit, Run, Topic
+from ltr.reader.context import LeadContext
 from ltr.reader.decoding import masked_log_softmax
 from ltr.reader.encoding import collate, encode_pairs, token_span
 from ltr.reader.store import Reader
@@ -67,15 +68,18 @@ def _candidate_positions(window, spans: Sequence[tuple[int, int]]) -> list[tuple
 
 def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str], batch_size: int = 64,
                 chunk_pairs: int = 2048, progress: bool = False,
-                candidates: Sequence[Sequence[tuple[int, int]]] | None = None) -> PairScores:
+                candidates: Sequence[Sequence[tuple[int, int]]] | None = None,
+                contexts: Sequence[tuple[str, str]] | None = None) -> PairScores:
     """Score pairs (topics[i], passages[i]) - passages are texts. Deterministic; the model is put in eval mode.
 
     ``candidates[i]``: char spans of known mentions in passages[i] (e.g. the index's mention records).
     When given, a pair's score is the best s(m_j, m_i) over those spans and the predicted span
     (Lee et al.'s scorer applied to every candidate mention, not only to the span heads' choice).
+    ``contexts[i]``: (lead of the query's document, lead of passages[i]'s document), for a reader trained
+    with document context (:class:`ltr.reader.context.LeadContext` gives them).
     """
-    if len(topics) != len(passages) or (candidates is not None and len(candidates) != len(passages)):
-        raise ValueError("topics, passages (and candidates) must have the same length")
+    if len(topics) != len(passages) or any(x is not None and len(x) != len(passages) for x in (candidates, contexts)):
+        raise ValueError("topics, passages (and candidates, contexts) must have the same length")
     n = len(topics)
     scores = np.full(n, -np.inf, dtype=np.float32)
     predicted = np.full(n, -np.inf, dtype=np.float32)
@@ -87,7 +91,8 @@ def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str]
     bar = tqdm(total=n, desc="reader", unit="pair", disable=not progress)
     for lo in range(0, n, chunk_pairs):
         hi = min(n, lo + chunk_pairs)
-        windows = encode_pairs(reader.tokenizer, list(topics[lo:hi]), list(passages[lo:hi]), reader.encoding)
+        windows = encode_pairs(reader.tokenizer, list(topics[lo:hi]), list(passages[lo:hi]), reader.encoding,
+                               contexts=list(contexts[lo:hi]) if contexts is not None else None)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].input_ids))
         for b in range(0, len(order), batch_size):
             chunk = [windows[i] for i in order[b : b + batch_size]]
@@ -148,15 +153,22 @@ def _span_options(reader: Reader, chunk, batch, out, lo: int, candidates) -> lis
 
 def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: Callable[[str], str | None],
                depth: int = 50, batch_size: int = 64, progress: bool = False,
-               span_candidates: Callable[[Topic, str], list[tuple[int, int]]] | None = None) -> Run:
+               span_candidates: Callable[[Topic, str], list[tuple[int, int]]] | None = None,
+               context: LeadContext | None = None) -> Run:
     """Rerank each topic's top ``depth`` hits by reader score; deeper hits follow in their old order.
+
+    ``context`` gives the document leads a reader trained with document context needs (ignored otherwise).
 
     Reranked hits carry the extracted span (``mention_start/end/text``) and, in ``extra``,
     ``reader_score``, ``span_confidence``, ``first_stage_score`` and ``first_stage_rank``.
     """
     if depth < 1:
         raise InputError(None, None, f"rerank depth must be >= 1, got {depth}")
+    if reader.encoding.uses_context and context is None:
+        raise InputError(None, None, "this reader was trained with document context; rerank with a LeadContext "
+                                     "(e.g. LeadContext.from_index(index))")
     pair_topics, pair_texts, owners, pair_candidates = [], [], [], []
+    pair_contexts: list[tuple[str, str]] | None = [] if reader.encoding.uses_context else None
     for topic in topics:
         for rank, hit in enumerate(sorted_hits(run.get(topic.qid, []))[:depth], start=1):
             text = passage_text(hit.docid)
@@ -167,8 +179,11 @@ def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: 
             owners.append((topic.qid, rank, hit))
             if span_candidates is not None:
                 pair_candidates.append(span_candidates(topic, hit.docid))
+            if pair_contexts is not None:
+                pair_contexts.append((context.of_topic(topic), context.of_passage(hit.docid)))
     result = score_pairs(reader, pair_topics, pair_texts, batch_size=batch_size, progress=progress,
-                         candidates=pair_candidates if span_candidates is not None else None)
+                         candidates=pair_candidates if span_candidates is not None else None,
+                         contexts=pair_contexts)
     out: Run = {}
     for k, (qid, rank, hit) in enumerate(owners):
         score, confidence, span = result.scores[k], result.span_confidences[k], result.spans[k]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hybrid.records import Run, Topic
 from hybrid.retrieval.base import Reranker
+from ltr.reader.context import LeadContext
 from ltr.reader.infer import rerank_run
 from ltr.reader.interpolate import KindWeights, interpolate
 from ltr.reader.store import Reader, load_reader
@@ -44,6 +45,11 @@ class ReaderReranker(Reranker):
         self.reader = reader if isinstance(reader, Reader) else load_reader(reader, device=device)
         self.passage_text: Callable[[str], str | None] = getattr(passages, "passage_text", passages)
         self.span_candidates = index_mention_spans(passages) if span_source == "mentions" else None
+        self.context = None
+        if self.reader.encoding.uses_context:  # document leads come from the index
+            if not hasattr(passages, "document_passage_ids"):
+                raise ValueError("this reader was trained with document context: pass the SparseIndex as passages")
+            self.context = LeadContext.from_index(passages, self.reader.encoding.context_sentences)
         self.depth, self.batch_size, self.progress = depth, batch_size, progress
         self.interpolate = None if interpolate is None else KindWeights.of(interpolate)
         self.name = f"reader@{depth}" + ("+mentions" if self.span_candidates else "") + (
@@ -52,7 +58,7 @@ class ReaderReranker(Reranker):
     def rerank(self, topics: list[Topic], run: Run) -> Run:
         reranked = rerank_run(self.reader, topics, run, self.passage_text, depth=self.depth,
                               batch_size=self.batch_size, progress=self.progress,
-                              span_candidates=self.span_candidates)
+                              span_candidates=self.span_candidates, context=self.context)
         if self.interpolate is None:
             return reranked
         return interpolate(reranked, self.interpolate, kinds={t.qid: t.kind for t in topics})

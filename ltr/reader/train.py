@@ -40,6 +40,7 @@ from tqdm import tqdm
 
 from hybrid.atomic import atomic_directory
 from hybrid.errors import ConfigError
+from ltr.reader.context import LeadContext
 from ltr.reader.data import TrainQuery
 from ltr.reader.decoding import masked_log_softmax
 from ltr.reader.encoding import EncodingConfig, collate, encode_pairs
@@ -71,12 +72,15 @@ class TrainConfig:
     max_query_tokens: int = 64
     stride: int = 128
     max_span_tokens: int = 10
+    context_tokens: int = 0  # document context: tokens of each document's lead (0: sentence only)
+    context_sentences: int = 2
     seed: int = 13
     checkpoint_every: int = 200
 
     def encoding(self) -> EncodingConfig:
         return EncodingConfig(max_length=self.max_length, max_query_tokens=self.max_query_tokens, stride=self.stride,
-                              max_span_tokens=self.max_span_tokens)
+                              max_span_tokens=self.max_span_tokens, context_tokens=self.context_tokens,
+                              context_sentences=self.context_sentences)
 
     def validate(self) -> None:
         if self.steps < 1 or self.queries_per_step < 1 or self.negatives < 0 or self.negative_pool < self.negatives:
@@ -136,20 +140,24 @@ class TrainBatch:
     mentions: list[list[tuple[int, int]]]  # per window: token positions of the indexed mentions to score
 
 
-def build_batch(reader: Reader, groups: list[tuple[TrainQuery, object, list]], score_mentions: bool = True
-                ) -> TrainBatch:
-    """Windows of every group (positive first); one window per candidate (the positive's holds its gold span)."""
+def build_batch(reader: Reader, groups: list[tuple[TrainQuery, object, list]], score_mentions: bool = True,
+                context: LeadContext | None = None) -> TrainBatch:
+    """Windows of every group (positive first); one window per candidate (the positive's holds its gold span).
+    ``context``: the documents' leads, for a reader with document context."""
     from ltr.reader.infer import _candidate_positions
 
     topics, texts, gold, owner, cands = [], [], [], [], []
+    contexts: list[tuple[str, str]] | None = [] if reader.encoding.uses_context else None
     for g, (query, positive, negatives) in enumerate(groups):
         for c, cand in enumerate([positive, *negatives]):
             topics.append(query.topic)
             texts.append(cand.text)
+            if contexts is not None:
+                contexts.append((context.of_topic(query.topic), context.of_passage(cand.passage_id)))
             gold.append(cand.span if c == 0 else None)
             owner.append(g)
             cands.append(cand.mention_spans(query.topic.kind) if score_mentions else [])
-    windows = encode_pairs(reader.tokenizer, topics, texts, reader.encoding, gold)
+    windows = encode_pairs(reader.tokenizer, topics, texts, reader.encoding, gold, contexts)
     chosen: dict[int, object] = {}
     for w in windows:
         if w.pair in chosen or (gold[w.pair] is not None and w.gold_start < 0):
@@ -272,10 +280,14 @@ def save_checkpoint(reader: Reader, optimizer, config: TrainConfig, step: int, f
 
 
 def train(pool: list[TrainQuery], config: TrainConfig, output: str | Path, device: str | None = None,
-          progress: bool = True, resume: bool = True, stop_after: int | None = None) -> Reader:
+          progress: bool = True, resume: bool = True, stop_after: int | None = None,
+          context: LeadContext | None = None) -> Reader:
     """Train (or resume) and save the reader at ``output``. ``stop_after``: stop (with a checkpoint) after
-    that many steps of this call - an interruption that a later call resumes from."""
+    that many steps of this call - an interruption that a later call resumes from. ``context``: the
+    documents' leads (needed when ``config.context_tokens > 0``)."""
     config.validate()
+    if config.context_tokens > 0 and context is None:
+        raise ConfigError(None, None, "context_tokens > 0 needs a LeadContext (e.g. LeadContext.from_corpus)")
     output = Path(output)
     torch.manual_seed(config.seed)
     fingerprint = pool_fingerprint(pool)
@@ -306,7 +318,7 @@ def train(pool: list[TrainQuery], config: TrainConfig, output: str | Path, devic
         for query in step_queries(pool, config, step):
             positive, negatives = sample_group(query, config, step)
             groups.append((query, positive, negatives))
-        batch = build_batch(reader, groups, config.score_mentions)
+        batch = build_batch(reader, groups, config.score_mentions, context)
         if batch.windows:
             for g in optimizer.param_groups:
                 g["lr"] = g["initial_lr"] * lr_factor(step, config)

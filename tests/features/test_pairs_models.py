@@ -101,6 +101,30 @@ def test_reader_scores(batch, reader_dir):
     assert ((values[:, 1] >= 0) & (values[:, 1] <= 1)).all()
 
 
+def test_reader_with_document_context_gets_the_leads_from_the_index(batch, tiny_bert, tmp_path):
+    from ltr.reader.context import LeadContext
+    from ltr.reader.encoding import EncodingConfig
+    from ltr.reader.infer import score_pairs
+    from ltr.reader.store import load_reader, new_reader, save_reader
+
+    path = save_reader(new_reader(tiny_bert, EncodingConfig(context_tokens=12), seed=5), tmp_path / "ctx")
+    provider = registry.configured("reader", {"checkpoint": str(path), "device": "cpu"})
+    values = provider.compute(batch, ["reader_score"])
+    leads = LeadContext.from_index(batch.resources.index)
+
+    def spans(pair):  # the provider's candidate spans: the passage's mentions of the query's kind
+        kind = pair.query.topic.kind or pair.query.record.kind
+        return [(r.record.start, r.record.end) for r in pair.passage.records
+                if r.record.end > r.record.start and (kind is None or r.kind in (kind, None))]
+
+    pairs = batch.pairs
+    reader = load_reader(path, device="cpu")
+    direct = score_pairs(reader, [p.query.topic for p in pairs], [p.passage.text for p in pairs],
+                         contexts=[(leads.of_topic(p.query.topic), leads.of_passage(p.hit.docid)) for p in pairs],
+                         candidates=[spans(p) or [(p.candidate.record.start, p.candidate.record.end)] for p in pairs])
+    assert np.allclose(values[:, 0], direct.scores, atol=1e-5)
+
+
 def test_provider_options_are_validated(tmp_path):
     with pytest.raises(ConfigError, match="needs checkpoint"):
         registry.configured("reader", {"checkpoint": str(tmp_path / "nothing")})
