@@ -185,8 +185,9 @@ def rrf(a: Run, b: Run, k: int = 60) -> Run:
     return out
 
 
-def load_reranked(path: Path, spans_path: Path) -> Run:
-    run = read_run(path)
+def load_reranked(path: Path, spans_path: Path, qids: set[str]) -> Run:
+    """A saved reranked run (with its spans), restricted to the evaluated queries ``qids``."""
+    run = {q: hits for q, hits in read_run(path).items() if q in qids}
     by_pair = {}
     for line in spans_path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
@@ -276,10 +277,11 @@ def main() -> None:
         if any(not same_first_stage(saved.get(q, []), runs[first_name][q], args.depth) for q in qids):
             raise SystemExit("the first stage differs from the one the saved reader runs reranked; run without --reuse")
         previous = json.loads((out / "results.json").read_text())
-        seconds = previous["throughput"]["seconds"]
-        runs[reader_name] = load_reranked(out / "reader.trec", out / "reader.spans.jsonl")
+        # The throughput measured when the runs were made (a smaller --per-kind re-evaluates a subset of them).
+        seconds, pairs = previous["throughput"]["seconds"], previous["throughput"]["pairs"]
+        runs[reader_name] = load_reranked(out / "reader.trec", out / "reader.spans.jsonl", qids)
         runs[mentions_name] = attach_first_stage(
-            load_reranked(out / "reader_mentions.trec", out / "reader_mentions.spans.jsonl"), runs[first_name],
+            load_reranked(out / "reader_mentions.trec", out / "reader_mentions.spans.jsonl", qids), runs[first_name],
             args.depth)
     else:
         started = time.time()
