@@ -271,7 +271,7 @@ def main() -> None:
     base = first_name.split(" (")[0]
     reader_name = f"reader, predicted span (CoreSearch) over {base} top-{args.depth}"
     mentions_name = f"reader, predicted span + indexed mentions over {base} top-{args.depth}"
-    context = LeadContext.from_index(index, reader.encoding.context_sentences) if reader.encoding.uses_context else None
+    context = LeadContext.for_reader(reader, index)
     if args.reuse:
         saved = read_run(out / "first_stage.trec")
         if any(not same_first_stage(saved.get(q, []), runs[first_name][q], args.depth) for q in qids):

@@ -171,11 +171,10 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     topics = [t for t in topics if t.qid in run]
     reader = load_reader(args.model, device=args.device)
     started = time.time()
-    context = LeadContext.from_index(index, reader.encoding.context_sentences) if reader.encoding.uses_context else None
     reranked = rerank_run(reader, topics, run, index.passage_text, depth=args.rerank_depth,
                           batch_size=args.batch_size, progress=not args.quiet,
                           span_candidates=index_mention_spans(index) if args.span_source == "mentions" else None,
-                          context=context)
+                          context=LeadContext.for_reader(reader, index))
     elapsed = time.time() - started
     if weights is not None:
         reranked = interpolate(reranked, weights, kinds={t.qid: t.kind for t in topics})

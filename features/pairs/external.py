@@ -408,7 +408,10 @@ class ReaderProvider(FeatureProvider):
         from ltr.reader.store import load_reader
 
         if self._reader is None:
+            from ltr.reader.context import LeadContext
+
             self._reader = load_reader(self.checkpoint, device=self.device)
+            self._context = LeadContext.for_reader(self._reader, batch.resources.index)
         topics = [p.query.topic for p in batch.pairs]
         passages = [p.passage.text for p in batch.pairs]
         candidates = []
@@ -419,14 +422,9 @@ class ReaderProvider(FeatureProvider):
             candidates.append(spans or [(p.candidate.record.start, p.candidate.record.end)])
         if not batch.pairs:
             return np.zeros((0, len(names)), dtype=np.float32)
-        contexts = None
-        if self._reader.encoding.uses_context:  # a reader trained with document leads gets them from the index
-            from ltr.reader.context import LeadContext
-
-            if self._context is None:
-                self._context = LeadContext.from_index(batch.resources.index, self._reader.encoding.context_sentences)
-            contexts = [(self._context.of_topic(p.query.topic), self._context.of_passage(p.hit.docid))
-                        for p in batch.pairs]
+        contexts = None  # a reader trained with document context gets the leads from the index
+        if self._context is not None:
+            contexts = [self._context.pair(p.query.topic, p.hit.docid) for p in batch.pairs]
         out = score_pairs(self._reader, topics, passages, batch_size=self.batch_size, candidates=candidates,
                           contexts=contexts)
         values = np.stack([out.scores, out.span_confidences, out.predicted_scores], axis=1).astype(np.float32)

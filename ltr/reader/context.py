@@ -16,10 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hybrid.errors import InputError
-from hybrid.formats.lines import iter_lines, optional, parse_json_object, require
+from hybrid.formats.corpus import read_corpus
 from hybrid.records import Topic
+
+if TYPE_CHECKING:
+    from ltr.reader.store import Reader
 
 
 class LeadContext:
@@ -50,43 +54,46 @@ class LeadContext:
 
     def of_topic(self, topic: Topic) -> str:
         """The lead of the query's document; empty for a query from outside the collection."""
-        if topic.passage_id and self._doc_of(topic.passage_id) is not None:
-            return self.of_passage(topic.passage_id)
-        if topic.doc_id:
-            return self.lead(topic.doc_id)
-        return ""
+        doc = self._doc_of(topic.passage_id) if topic.passage_id else None
+        doc = doc or topic.doc_id
+        return self.lead(doc) if doc else ""
+
+    def pair(self, topic: Topic, passage_id: str) -> tuple[str, str]:
+        """What one (query, candidate) input carries: the leads of the query's and of the candidate's documents."""
+        return self.of_topic(topic), self.of_passage(passage_id)
+
+    @classmethod
+    def for_reader(cls, reader: Reader, index) -> LeadContext | None:
+        """The leads ``reader`` needs, from ``index`` (a SparseIndex); None for a reader without document context."""
+        if not reader.encoding.uses_context:
+            return None
+        if not hasattr(index, "document_passage_ids"):
+            raise ValueError("this reader was trained with document context: its leads come from a SparseIndex")
+        return cls.from_index(index, reader.encoding.context_sentences)
 
     @classmethod
     def from_index(cls, index, sentences: int = 2) -> LeadContext:
         """Leads from a :class:`~hybrid.retrieval.sparse_index.SparseIndex` (its ``docref`` term lookup)."""
 
         def doc_of(passage_id: str) -> str | None:
-            found = index.passage_json(passage_id)
-            return None if found is None else found["doc_id"]
+            found = index.passage(passage_id)
+            return None if found is None else found.doc_id
 
         def doc_passages(doc_id: str) -> list[tuple[int, str]]:
-            out = []
-            for order, pid in enumerate(index.document_passage_ids(doc_id)):
-                found = index.passage_json(pid)
-                sent = found.get("sent_id")
-                out.append((sent if isinstance(sent, int) else order, found["contents"]))
-            return out
+            passages = [index.passage(pid) for pid in index.document_passage_ids(doc_id)]
+            return [(p.sent_id if p.sent_id is not None else order, p.text) for order, p in enumerate(passages)]
 
         return cls(doc_of, doc_passages, sentences)
 
     @classmethod
     def from_corpus(cls, path: str | Path, sentences: int = 2) -> LeadContext:
-        """Leads from a corpus JSONL (``id``, ``text``, optional ``doc_id`` and ``sent_id``; file order otherwise)."""
+        """Leads from a corpus JSONL, read as the index reads it (``sent_id`` order; file order without one)."""
         doc_of: dict[str, str] = {}
         passages: dict[str, list[tuple[int, str]]] = {}
-        for number, line in iter_lines(path):
-            obj = parse_json_object(path, number, line)
-            pid = require(path, number, obj, "id", str)
-            text = require(path, number, obj, "text", str)
-            doc = optional(path, number, obj, "doc_id", str) or pid.rsplit(":", 1)[0]
-            sent = optional(path, number, obj, "sent_id", int)
-            doc_of[pid] = doc
-            passages.setdefault(doc, []).append((sent if sent is not None else len(passages.get(doc, [])), text))
+        for passage in read_corpus(path):
+            doc_of[passage.id] = passage.doc_id
+            same_doc = passages.setdefault(passage.doc_id, [])
+            same_doc.append((passage.sent_id if passage.sent_id is not None else len(same_doc), passage.text))
         if not doc_of:
             raise InputError(path, None, "empty corpus")
         return cls(doc_of.get, lambda doc: passages.get(doc, []), sentences)

@@ -180,7 +180,7 @@ def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: 
             if span_candidates is not None:
                 pair_candidates.append(span_candidates(topic, hit.docid))
             if pair_contexts is not None:
-                pair_contexts.append((context.of_topic(topic), context.of_passage(hit.docid)))
+                pair_contexts.append(context.pair(topic, hit.docid))
     result = score_pairs(reader, pair_topics, pair_texts, batch_size=batch_size, progress=progress,
                          candidates=pair_candidates if span_candidates is not None else None,
                          contexts=pair_contexts)

@@ -45,11 +45,7 @@ class ReaderReranker(Reranker):
         self.reader = reader if isinstance(reader, Reader) else load_reader(reader, device=device)
         self.passage_text: Callable[[str], str | None] = getattr(passages, "passage_text", passages)
         self.span_candidates = index_mention_spans(passages) if span_source == "mentions" else None
-        self.context = None
-        if self.reader.encoding.uses_context:  # document leads come from the index
-            if not hasattr(passages, "document_passage_ids"):
-                raise ValueError("this reader was trained with document context: pass the SparseIndex as passages")
-            self.context = LeadContext.from_index(passages, self.reader.encoding.context_sentences)
+        self.context = LeadContext.for_reader(self.reader, passages)
         self.depth, self.batch_size, self.progress = depth, batch_size, progress
         self.interpolate = None if interpolate is None else KindWeights.of(interpolate)
         self.name = f"reader@{depth}" + ("+mentions" if self.span_candidates else "") + (

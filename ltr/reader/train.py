@@ -153,7 +153,7 @@ def build_batch(reader: Reader, groups: list[tuple[TrainQuery, object, list]], s
             topics.append(query.topic)
             texts.append(cand.text)
             if contexts is not None:
-                contexts.append((context.of_topic(query.topic), context.of_passage(cand.passage_id)))
+                contexts.append(context.pair(query.topic, cand.passage_id))
             gold.append(cand.span if c == 0 else None)
             owner.append(g)
             cands.append(cand.mention_spans(query.topic.kind) if score_mentions else [])
