@@ -6,9 +6,17 @@ CoreSearch's "E2E-Integrated" reader (Eirew et al. 2022, eqs. 3-9):
 * passage selection by the coreference score of the query mention m_i and the candidate span m_j:
   ``s(m_j, m_i) = s_m(g_j) + s_a(g_i, g_j)``, ``s_m = w_m . FFNN_m(g_j)``,
   ``s_a = w_a . FFNN_a([g_i, g_j, g_i * g_j])``, each FFNN with one hidden layer (128);
-* ``g = [h_start; h_end]``: for the query, the hidden states of its ``<m>``/``</m>`` markers (the
-  marked boundaries); for the candidate, its span's first and last token - the gold span while
-  training, the best valid predicted span at inference.
+* ``g = [h_start; h_end]``, the first and last token of a mention (the paper's ``g_x = [m_x,s; m_x,t]``,
+  for both x = i and x = j): for the query, the first and last token between its ``<m>``/``</m>``
+  markers; for the candidate, its span's first and last token - the gold span while training, the
+  best valid predicted span at inference.
+
+``query_boundary = "markers"`` takes the query's g_i from the hidden states of the two marker tokens
+instead. Readers trained before this option existed did that, and load with it. Why the default
+changed: the markers are tokens added to the vocabulary, whose embeddings start as random draws around
+the vocabulary mean, so their hidden states say little about the query mention until the encoder has
+learnt them; the mention's own tokens start from pretrained embeddings, in the same space as the
+candidate's g_j. On ECB+ the in-passage mention loss fell 3x faster (BENCHMARKS.md, reader section).
 
 The query's own s_m is omitted (constant per query, as the paper notes).
 """
@@ -51,23 +59,45 @@ def gather_positions(hidden: torch.Tensor, positions: torch.Tensor) -> torch.Ten
     return hidden.gather(1, index)[:, 0]
 
 
+QUERY_BOUNDARIES = ("mention", "markers")
+
+
+def query_boundary_positions(query_open: torch.Tensor, query_close: torch.Tensor,
+                             query_boundary: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Positions of the query's g_i: the first/last mention token, or the markers themselves.
+
+    A mention with no token between its markers (never produced by the encoder, which refuses empty
+    mentions) falls back to the markers rather than reading a position outside the mention.
+    """
+    if query_boundary == "markers":
+        return query_open, query_close
+    first, last = query_open + 1, query_close - 1
+    empty = last < first
+    return torch.where(empty, query_open, first), torch.where(empty, query_close, last)
+
+
 class ReaderModel(nn.Module):
-    def __init__(self, encoder: nn.Module, ffnn_hidden: int = 128, dropout: float = 0.1, max_span_tokens: int = 10):
+    def __init__(self, encoder: nn.Module, ffnn_hidden: int = 128, dropout: float = 0.1, max_span_tokens: int = 10,
+                 query_boundary: str = "mention"):
         super().__init__()
+        if query_boundary not in QUERY_BOUNDARIES:
+            raise ValueError(f"query_boundary must be one of {QUERY_BOUNDARIES}, got {query_boundary!r}")
         self.encoder = encoder
         size = encoder.config.hidden_size
         self.span_head = nn.Linear(size, 2)  # w_start, w_end
         self.mention_scorer = FFNN(2 * size, ffnn_hidden, dropout)  # s_m
         self.pair_scorer = FFNN(6 * size, ffnn_hidden, dropout)  # s_a
         self.max_span_tokens = max_span_tokens
+        self.query_boundary = query_boundary
 
     def heads_config(self) -> dict:
         return {"ffnn_hidden": self.mention_scorer.net[0].out_features, "dropout": self.mention_scorer.net[2].p,
-                "max_span_tokens": self.max_span_tokens}
+                "max_span_tokens": self.max_span_tokens, "query_boundary": self.query_boundary}
 
     def pair_score(self, hidden: torch.Tensor, query_open: torch.Tensor, query_close: torch.Tensor,
                    span_start: torch.Tensor, span_end: torch.Tensor) -> torch.Tensor:
-        g_i = torch.cat([gather_positions(hidden, query_open), gather_positions(hidden, query_close)], dim=-1)
+        first, last = query_boundary_positions(query_open, query_close, self.query_boundary)
+        g_i = torch.cat([gather_positions(hidden, first), gather_positions(hidden, last)], dim=-1)
         g_j = torch.cat([gather_positions(hidden, span_start), gather_positions(hidden, span_end)], dim=-1)
         return self.mention_scorer(g_j) + self.pair_scorer(torch.cat([g_i, g_j, g_i * g_j], dim=-1))
 

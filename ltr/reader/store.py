@@ -65,7 +65,7 @@ def _check_checkpoint(path: Path) -> None:
 
 
 def new_reader(base: str | Path | None = None, encoding: EncodingConfig | None = None, ffnn_hidden: int = 128,
-               dropout: float = 0.1, seed: int = 13) -> Reader:
+               dropout: float = 0.1, seed: int = 13, query_boundary: str = "mention") -> Reader:
     """Fresh heads (seeded) over a local HF encoder checkpoint; adds the marker tokens and resizes embeddings.
 
     ``base`` may also be a saved reader (a directory with ``reader.json``): training then continues from
@@ -79,7 +79,8 @@ def new_reader(base: str | Path | None = None, encoding: EncodingConfig | None =
     if (path / READER_META).is_file():
         warm = load_reader(path, device=torch.device("cpu"))
         if warm.model.heads_config() != {"ffnn_hidden": ffnn_hidden, "dropout": dropout,
-                                         "max_span_tokens": encoding.max_span_tokens}:
+                                         "max_span_tokens": encoding.max_span_tokens,
+                                         "query_boundary": query_boundary}:
             raise ConfigError(path / READER_META, None, f"the saved reader's heads {warm.model.heads_config()} differ "
                                                         "from the training config")
         warm.encoding = encoding
@@ -93,7 +94,8 @@ def new_reader(base: str | Path | None = None, encoding: EncodingConfig | None =
     encoder = AutoModel.from_pretrained(path)
     if add_marker_tokens(tokenizer):
         encoder.resize_token_embeddings(len(tokenizer))
-    model = ReaderModel(encoder, ffnn_hidden=ffnn_hidden, dropout=dropout, max_span_tokens=encoding.max_span_tokens)
+    model = ReaderModel(encoder, ffnn_hidden=ffnn_hidden, dropout=dropout, max_span_tokens=encoding.max_span_tokens,
+                        query_boundary=query_boundary)
     return Reader(model=model, tokenizer=tokenizer, encoding=encoding, meta={"base_model": str(path)})
 
 
@@ -140,8 +142,9 @@ def load_reader(path: str | Path, device: str | torch.device | None = None) -> R
     tokenizer = AutoTokenizer.from_pretrained(path)
     encoder = AutoModel.from_config(AutoConfig.from_pretrained(path))
     heads = meta["heads"]
+    # Readers saved before ``query_boundary`` existed took the query's g_i at the markers.
     model = ReaderModel(encoder, ffnn_hidden=heads["ffnn_hidden"], dropout=heads["dropout"],
-                        max_span_tokens=heads["max_span_tokens"])
+                        max_span_tokens=heads["max_span_tokens"], query_boundary=heads.get("query_boundary", "markers"))
     state = load_file(str(path / WEIGHTS))
     missing, unexpected = model.load_state_dict(state, strict=False)
     # Some encoders register non-persistent buffers (position ids) that are absent from the file.

@@ -44,6 +44,7 @@ from ltr.reader.context import LeadContext
 from ltr.reader.data import TrainQuery
 from ltr.reader.decoding import masked_log_softmax
 from ltr.reader.encoding import EncodingConfig, collate, encode_pairs
+from ltr.reader.model import QUERY_BOUNDARIES
 from ltr.reader.store import Reader, load_reader, new_reader, resolve_device, write_reader_files
 
 log = logging.getLogger("ltr.reader.train")
@@ -68,6 +69,7 @@ class TrainConfig:
     max_grad_norm: float = 1.0
     ffnn_hidden: int = 128
     dropout: float = 0.1
+    query_boundary: str = "mention"  # the query's g_i: its first/last mention token, or "markers" (<m>, </m>)
     max_length: int = 256
     max_query_tokens: int = 64
     stride: int = 128
@@ -85,6 +87,9 @@ class TrainConfig:
     def validate(self) -> None:
         if self.steps < 1 or self.queries_per_step < 1 or self.negatives < 0 or self.negative_pool < self.negatives:
             raise ConfigError(None, None, "need steps >= 1, queries_per_step >= 1, 0 <= negatives <= negative_pool")
+        if self.query_boundary not in QUERY_BOUNDARIES:
+            raise ConfigError(None, None, f"query_boundary must be one of {', '.join(QUERY_BOUNDARIES)}, "
+                                          f"got {self.query_boundary!r}")
         if not 0 <= self.warmup < 1:
             raise ConfigError(None, None, f"warmup must be in [0, 1), got {self.warmup}")
 
@@ -305,7 +310,8 @@ def train(pool: list[TrainQuery], config: TrainConfig, output: str | Path, devic
         log.info("resuming from %s at step %d", ckpt, step)
     else:
         reader = new_reader(config.base_model, config.encoding(), ffnn_hidden=config.ffnn_hidden,
-                            dropout=config.dropout, seed=config.seed).to(resolve_device(device))
+                            dropout=config.dropout, seed=config.seed,
+                            query_boundary=config.query_boundary).to(resolve_device(device))
         optimizer = make_optimizer(reader, config)
     reader.model.train()
     started, first_step = time.time(), step

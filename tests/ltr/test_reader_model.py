@@ -116,3 +116,68 @@ def test_same_seed_same_heads(tiny_bert):
     a, b, c = new_reader(tiny_bert, seed=5), new_reader(tiny_bert, seed=5), new_reader(tiny_bert, seed=6)
     wa, wb, wc = (r.model.pair_scorer.net[0].weight for r in (a, b, c))
     assert torch.equal(wa, wb) and not torch.equal(wa, wc)
+
+
+def _hidden_with_marked_positions(width: int = 12, size: int = 4) -> torch.Tensor:
+    """Hidden states whose every position is a distinct, recognisable vector."""
+    return torch.arange(width, dtype=torch.float32)[None, :, None].expand(1, width, size).clone()
+
+
+def test_query_g_i_is_the_first_and_last_mention_token(tiny_bert):
+    """CoreSearch's g_i = [m_i,s; m_i,t]: the mention's own first and last token, not the markers."""
+    from ltr.reader.model import query_boundary_positions
+
+    reader = new_reader(tiny_bert)
+    windows, _ = _batch(reader, PASSAGES[:1])
+    w = windows[0]
+    first, last = query_boundary_positions(torch.tensor([w.query_open]), torch.tensor([w.query_close]), "mention")
+    mention_ids = reader.tokenizer(TOPIC.text[TOPIC.start:TOPIC.end], add_special_tokens=False)["input_ids"]
+    assert w.input_ids[int(first)] == mention_ids[0] and w.input_ids[int(last)] == mention_ids[-1]
+    assert query_boundary_positions(torch.tensor([3]), torch.tensor([7]), "markers") == (torch.tensor([3]),
+                                                                                         torch.tensor([7]))
+    # No token between the markers: fall back to the markers rather than read outside the mention.
+    first, last = query_boundary_positions(torch.tensor([3, 3]), torch.tensor([4, 5]), "mention")
+    assert first.tolist() == [3, 4] and last.tolist() == [4, 4]
+
+
+def test_query_boundary_changes_which_states_the_pair_scorer_reads(tiny_bert):
+    mention, markers = new_reader(tiny_bert, seed=2), new_reader(tiny_bert, seed=2, query_boundary="markers")
+    hidden = _hidden_with_marked_positions(size=mention.model.encoder.config.hidden_size)
+    args = (hidden, torch.tensor([2]), torch.tensor([6]), torch.tensor([8]), torch.tensor([9]))
+    same_weights = markers.model.load_state_dict(mention.model.state_dict())
+    assert not same_weights.missing_keys
+    for r in (mention, markers):
+        r.model.eval()
+    with torch.no_grad():
+        by_mention = mention.model.pair_score(*args)
+        by_markers = markers.model.pair_score(*args)
+        # Markers at 2 and 6 read exactly what a mention-boundary reader reads for a mention at 2..6.
+        shifted = mention.model.pair_score(hidden, torch.tensor([1]), torch.tensor([7]), *args[3:])
+    assert not torch.allclose(by_mention, by_markers)
+    assert torch.allclose(by_markers, shifted)
+
+
+def test_query_boundary_is_saved_and_old_readers_load_with_markers(tiny_bert, tmp_path):
+    import json
+
+    import pytest
+
+    from hybrid.errors import ConfigError
+    from ltr.reader.train import TrainConfig
+
+    save_reader(new_reader(tiny_bert, seed=3), tmp_path / "new")
+    assert load_reader(tmp_path / "new", device="cpu").model.query_boundary == "mention"
+    save_reader(new_reader(tiny_bert, seed=3, query_boundary="markers"), tmp_path / "old")
+    meta_path = tmp_path / "old" / "reader.json"
+    meta = json.loads(meta_path.read_text())
+    del meta["heads"]["query_boundary"]  # as written before the option existed
+    meta_path.write_text(json.dumps(meta))
+    assert load_reader(tmp_path / "old", device="cpu").model.query_boundary == "markers"
+    with pytest.raises(ValueError, match="query_boundary"):
+        new_reader(tiny_bert, query_boundary="cls")
+    with pytest.raises(ConfigError, match="query_boundary"):
+        TrainConfig(query_boundary="cls").validate()
+    # A warm start keeps the saved reader's boundary; asking for another is refused.
+    with pytest.raises(ConfigError, match="heads"):
+        new_reader(tmp_path / "old", query_boundary="mention")
+    assert new_reader(tmp_path / "old", query_boundary="markers").model.query_boundary == "markers"
