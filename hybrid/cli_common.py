@@ -1,10 +1,13 @@
-"""Shared command-line plumbing: logging, clean error exits, version banner."""
+"""Shared command-line plumbing: logging, clean error exits, parsers, argument checks, output safety."""
 
 from __future__ import annotations
 
+import argparse
 import logging
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from hybrid.errors import ConfigError, IndexMissingError, InputError
 
@@ -19,3 +22,120 @@ def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = No
     except (InputError, ConfigError, IndexMissingError, FileExistsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+# -- parsers ---------------------------------------------------------------------------------------------------
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown in --help; descriptions and epilogs (module docs with examples) kept as written."""
+
+
+def make_parser(prog: str, doc: str | None, epilog: bool = False, **kwargs) -> argparse.ArgumentParser:
+    """The parser every CLI uses: no abbreviated options (``--k`` is not ``--k1``), defaults shown in --help.
+
+    ``doc`` is the module docstring: its first line is the description, and with ``epilog`` the whole of it
+    (the examples) follows the options.
+    """
+    doc = doc or ""
+    return argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0], epilog=doc if epilog else None,
+                                   formatter_class=HelpFormatter, allow_abbrev=False, **kwargs)
+
+
+def add_subparser(sub, name: str, **kwargs) -> argparse.ArgumentParser:
+    """A sub-command parser with the same rules as :func:`make_parser` (argparse does not pass them down)."""
+    kwargs.setdefault("formatter_class", HelpFormatter)
+    return sub.add_parser(name, allow_abbrev=False, **kwargs)
+
+
+# -- argument types (argparse ``type=``): a bad value is a usage error (exit 2) before any work starts ----------
+
+
+def _number(text: str, kind: type, what: str) -> int | float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+    if kind is float and (value != value or abs(value) == float("inf")):
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (counts: hits, threads, batch sizes, shards)."""
+    value = _number(text, int, "an integer >= 1")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _number(text, int, "an integer >= 0")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0 (BM25 k1 and b, weights, rates)."""
+    value = _number(text, float, "a finite number >= 0")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def unit_float(text: str) -> float:
+    """A number in [0, 1] (BM25 b)."""
+    value = _number(text, float, "a number between 0 and 1")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, got {text!r}")
+    return value
+
+
+def run_tag(text: str) -> str:
+    """A TREC run tag: one non-empty token (the run file's sixth column)."""
+    if not text or any(c.isspace() or not c.isprintable() for c in text):
+        raise argparse.ArgumentTypeError(f"must be one word without whitespace (a TREC run column), got {text!r}")
+    return text
+
+
+def output_file(text: str) -> str:
+    """A file to write: not an existing directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("must name a file")
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text} is a directory; give the name of a file to write")
+    return text
+
+
+# -- outputs never overwrite inputs ------------------------------------------------------------------------------
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        if os.path.samefile(a, b):
+            return True
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def check_outputs(outputs: dict[str, str | Path | None], inputs: dict[str, str | Path | None]) -> None:
+    """Refuse an output that is one of the inputs, or another output (resolved paths, then ``samefile``).
+
+    ``outputs``/``inputs`` map an option name (``--output``) to a path; None entries are ignored.
+    """
+    outs = [(name, Path(path)) for name, path in outputs.items() if path]
+    ins = [(name, Path(path)) for name, path in inputs.items() if path]
+    for i, (name, path) in enumerate(outs):
+        for other, source in ins:
+            if _same(path, source):
+                raise InputError(path, None, f"{name} is the same file as {other}; refusing to overwrite an input")
+        for other, earlier in outs[:i]:
+            if _same(path, earlier):
+                raise InputError(path, None, f"{name} and {other} name the same file; give each its own")
+
+
+def inputs_of(args: argparse.Namespace, names: Iterable[str]) -> dict[str, str | None]:
+    """``{'--topics': args.topics, ...}`` for the named attributes of ``args``."""
+    return {"--" + name.replace("_", "-"): getattr(args, name, None) for name in names}

@@ -154,6 +154,22 @@ def component_path(output: str, name: str, suffix: str = ".trec") -> str:
     return str(path.with_name(f"{stem}.{name}{suffix}"))
 
 
+def check_run_outputs(args: argparse.Namespace, output: str, topics: str | Path, qrels: str | Path | None) -> None:
+    """Every file the search writes (run, spans, meta, fused components) is new: never an input, never twice."""
+    from hybrid.cli_common import check_outputs
+
+    outputs = {"--output": output, "--spans": args.spans}
+    if args.model == "fused":
+        for name in (n.strip() for n in args.fuse.split(",") if n.strip()):
+            outputs[f"the {name} component run"] = component_path(output, name)
+            if args.spans:
+                outputs[f"the {name} component spans"] = component_path(output, name, ".spans.jsonl")
+    outputs.update({f"{name} meta": f"{path}.meta.json" for name, path in list(outputs.items())
+                    if path and not name.startswith("--spans") and not name.endswith("spans")})
+    inputs = {"--topics": topics, "--qrels": qrels, "--encoder": args.encoder}
+    check_outputs(outputs, inputs)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.hits < 1:
@@ -172,13 +188,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.topics == "sample":
         paths = sample_paths()
         topics_path, qrels_path = paths.topics, qrels_path or paths.qrels
+    output = args.output or f"run.{args.model}.trec"
+    check_run_outputs(args, output, topics_path, qrels_path)
     index = open_index(args.index, args.engine) if args.index else SparseIndex(sample_index(progress=not args.quiet))
     skipped = SkipReport() if args.skip_bad else None
     topics = read_topics(topics_path, resolve=index.passage_text, skip_bad=skipped)
     if skipped:
         print(skipped.summary(), file=sys.stderr)
     retriever = build_retriever(args, index)
-    output = args.output or f"run.{args.model}.trec"
     started = time.time()
     run = retriever.search(topics, args.hits)
     elapsed = time.time() - started

@@ -128,6 +128,31 @@ def _run_anserini(input_dir: Path, index_dir: Path, fields: tuple[str, ...], thr
     autoclass("io.anserini.index.IndexCollection").main(args)
 
 
+def check_index_target(output: str | Path, corpus: str | Path | None, overwrite: bool) -> None:
+    """Refuse an index directory whose replacement would destroy other data, before any work starts.
+
+    ``--overwrite`` replaces only a hybrid index (``hybrid-index.json``, or ``hybrid-shards.json`` for a
+    sharded one) or an empty directory, never a folder of other files; and the index never contains the
+    corpus it is built from (replacing the folder would delete the corpus).
+    """
+    from hybrid.errors import InputError
+
+    output = Path(output)
+    if corpus is not None:
+        corpus_path, target = Path(corpus).resolve(), output.resolve()
+        if corpus_path == target or target in corpus_path.parents:
+            raise InputError(output, None, f"the index directory contains the corpus {corpus}; choose an --index "
+                                           "outside the corpus's folder")
+    if not overwrite or not (output.exists() or output.is_symlink()):
+        return
+    if output.is_symlink() or not output.is_dir():
+        raise InputError(output, None, "exists and is not a directory; --overwrite replaces only a hybrid index")
+    if (output / METADATA).is_file() or (output / "hybrid-shards.json").is_file() or not any(output.iterdir()):
+        return
+    raise InputError(output, None, f"is not a hybrid index (no {METADATA}) and not empty; --overwrite replaces only "
+                                   "a hybrid index: remove the directory yourself or choose another --index")
+
+
 def build_index(
     config: IndexConfig,
     output: str | Path,
@@ -137,6 +162,7 @@ def build_index(
 ) -> dict:
     """Annotate the corpus and build ``passages/`` + ``mentions/``; returns the metadata written."""
     output = Path(output)
+    check_index_target(output, config.corpus, overwrite)
     remove_stale_builds(output.parent, output.name)
     started = time.time()
     annotator = Annotator(config.annotation)

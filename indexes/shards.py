@@ -53,6 +53,7 @@ from indexes.lucene import (
     _mention_json,
     _passage_json,
     _run_anserini,
+    check_index_target,
     file_sha256,
     versions,
 )
@@ -272,6 +273,7 @@ def build_sharded_index(
 
     if n_shards < 1:
         raise ConfigError(None, None, f"--shards must be >= 1, got {n_shards}")
+    check_index_target(output, config.corpus, overwrite)
     engine = get_engine(engine)
     output = Path(output).resolve()  # workers may run in another directory
     remove_stale_builds(output.parent, output.name)
