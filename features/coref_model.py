@@ -140,9 +140,7 @@ def _jaccard(sets: Sequence[set]) -> tuple[np.ndarray, np.ndarray]:
 def _affix(words: list[list[str]], suffix: bool) -> np.ndarray:
     """[i, j]: i's lower-cased token list ends (starts) j's, or j's ends (starts) i's."""
     n = len(words)
-    parts = [
-        {tuple(w[k:]) if suffix else tuple(w[: len(w) - k]) for k in range(len(w))} if w else set() for w in words
-    ]
+    parts = [{tuple(w[k:]) if suffix else tuple(w[: len(w) - k]) for k in range(len(w))} if w else set() for w in words]
     mat, vocab = _incidence([sorted(p) for p in parts])
     full = np.array([vocab.get(tuple(w), -1) if w else -1 for w in words], dtype=np.int64)
     a = np.zeros((n, n), dtype=bool)
@@ -208,7 +206,7 @@ def pair_matrices(
     content = [{w for w in ws if w not in FUNCTION_WORDS} for ws in lower_words]
     heads = [head_word(m.text) for m in mentions]
     pron = np.array([len(ws) == 1 and ws[0] in PRONOUNS for ws in lower_words])
-    pclass = [(_PRON_CLASS.get(ws[0], "other") if p else None) for ws, p in zip(lower_words, pron)]
+    pclass = [(_PRON_CLASS.get(ws[0], "other") if p else None) for ws, p in zip(lower_words, pron, strict=True)]
     cap = np.array([m.text[:1].isupper() for m in mentions])
     is_event = np.array([k == EVENT for k in kinds])
     is_entity = np.array([k == ENTITY for k in kinds])
@@ -271,17 +269,17 @@ def pair_matrices(
     same_sent = sent[:, None] == sent[None, :]
     f["nested"] = same_sent & (starts[:, None] < ends[None, :]) & (starts[None, :] < ends[:, None])
     sdist = np.abs(sent[:, None] - sent[None, :])
-    for b, m in zip(SENT_BUCKETS, _buckets(sdist, SENT_BUCKETS)):
+    for b, m in zip(SENT_BUCKETS, _buckets(sdist, SENT_BUCKETS), strict=True):
         f[f"sent_dist_{b}"] = m
     mdist = np.abs(order[:, None] - order[None, :])
-    for b, m in zip(MENT_BUCKETS, _buckets(mdist, MENT_BUCKETS)):
+    for b, m in zip(MENT_BUCKETS, _buckets(mdist, MENT_BUCKETS), strict=True):
         f[f"ment_dist_{b}"] = m
     f["log_sent_dist"] = np.log1p(sdist).astype(np.float32)
 
     use_docs = docs is not None and n > 0 and all(0 <= s < len(docs) and docs[s] is not None for s in sent)
     if use_docs:
         assert docs is not None
-        infos = [_span_info(m, docs[s]) for m, s in zip(mentions, sent)]  # type: ignore[arg-type]
+        infos = [_span_info(m, docs[s]) for m, s in zip(mentions, sent, strict=True)]  # type: ignore[arg-type]
         f["cos_mean"] = _cos(np.stack([x.vec_mean for x in infos]))
         f["cos_root"] = _cos(np.stack([x.vec_root for x in infos]))
         f["lemma_eq"] = _eq(_ids([x.lemma for x in infos]))
@@ -388,12 +386,12 @@ def cluster(n: int, ii: np.ndarray, jj: np.ndarray, proba: np.ndarray, threshold
     """Cluster numbers (the smallest member index) from pair probabilities (pairs i < j)."""
     uf = UnionFind(n)
     if link == "union":
-        for a, b in zip(ii[proba > threshold], jj[proba > threshold]):
+        for a, b in zip(ii[proba > threshold], jj[proba > threshold], strict=True):
             uf.union(int(a), int(b))
     elif link == "antecedent":
         best = np.full(n, -1.0)
         arg = np.full(n, -1)
-        for a, b, p in zip(ii, jj, proba):
+        for a, b, p in zip(ii, jj, proba, strict=True):
             if p > best[b]:
                 best[b], arg[b] = p, a
         for b in range(n):
@@ -492,15 +490,13 @@ class LearnedChainLinker:
         if x.shape[1] != len(scorer.features):
             _, _, x, _ = pair_features(mentions, sentence_index, use, scorer.features)
         p = scorer.proba(x) if len(ii) else np.zeros(0)
-        kinds = [m.kind for m in mentions]
-        cross = np.array([kinds[a] != kinds[b] and kinds[a] is not None and kinds[b] is not None for a, b in zip(ii, jj)])
+        kind = np.array([{EVENT: 1, ENTITY: 2}.get(m.kind or "", 0) for m in mentions])
+        cross = (kind[ii] != kind[jj]) & (kind[ii] > 0) & (kind[jj] > 0)
         if len(p):
             p = np.where(cross, 0.0, p)
         return ii, jj, p, used
 
-    def chains(
-        self, mentions: list[Mention], sentence_index: list[int], docs: list[Doc] | None = None
-    ) -> list[int]:
+    def chains(self, mentions: list[Mention], sentence_index: list[int], docs: list[Doc] | None = None) -> list[int]:
         """A cluster number per mention of ONE document (document order); equal numbers = same chain.
 
         ``sentence_index[i]`` is the index of the sentence (passage) mention i is in; ``docs[s]`` the
@@ -513,5 +509,3 @@ class LearnedChainLinker:
         if used:
             return cluster(len(mentions), ii, jj, p, self.doc_threshold, self.doc_link)
         return cluster(len(mentions), ii, jj, p, self.threshold, self.link)
-
-
