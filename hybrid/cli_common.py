@@ -30,6 +30,11 @@ def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = No
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Defaults shown in --help; descriptions and epilogs (module docs with examples) kept as written."""
 
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False:  # nothing to show (flags, options without default)
+            return action.help
+        return super()._get_help_string(action)
+
 
 def make_parser(prog: str, doc: str | None, epilog: bool = False, **kwargs) -> argparse.ArgumentParser:
     """The parser every CLI uses: no abbreviated options (``--k`` is not ``--k1``), defaults shown in --help.

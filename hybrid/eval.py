@@ -1,8 +1,10 @@
 """``python -m hybrid.eval``: TREC measures of a run, overall and by query kind.
 
-Example::
+Examples::
 
     python -m hybrid.eval --qrels qrels.dev.txt --run run.trec --topics queries.dev.jsonl --by-kind
+    # as trec_eval: positional qrels and run, trec_eval measure names with -m
+    python -m hybrid.eval -m map -m recip_rank -m ndcg_cut_10 qrels.dev.txt run.trec
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import run_cli
-from hybrid.evaluation import DEFAULT_MEASURES, evaluate, per_query
+from hybrid.cli_common import make_parser, run_cli
+from hybrid.errors import InputError
+from hybrid.evaluation import DEFAULT_MEASURES, evaluate, parse_measures, per_query
 from hybrid.formats.consistency import compare_query_ids, topic_query_ids
 from hybrid.formats.lines import iter_lines, parse_json_object
 from hybrid.formats.qrels import read_qrels
@@ -44,21 +47,40 @@ def format_table(table: dict[str, dict[str, float]], measures: tuple[str, ...]) 
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hybrid.eval", description=__doc__.split("\n")[0])
-    p.add_argument("--qrels", required=True)
-    p.add_argument("--run", required=True)
-    p.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES), help="ir_measures names")
+    p = make_parser("python -m hybrid.eval", __doc__, epilog=True)
+    p.add_argument("qrels_file", nargs="?", metavar="QRELS", help="qrels (as trec_eval: QRELS RUN; or --qrels)")
+    p.add_argument("run_file", nargs="?", metavar="RUN", help="TREC run (or --run)")
+    p.add_argument("--qrels", help="qrels (qid iter docid relevance)")
+    p.add_argument("--run", help="TREC run (qid Q0 docid rank score tag)")
+    p.add_argument("--measures", nargs="+", help="ir_measures names (RR@10, AP@100, nDCG@10, ...) or trec_eval "
+                                                 "names (map, ndcg_cut_10, P_10, ...) (default: "
+                                                 f"{' '.join(DEFAULT_MEASURES)})")
+    p.add_argument("-m", dest="measure", action="append", metavar="MEASURE",
+                   help="one measure, as trec_eval -m (repeatable: -m map -m P_10); added to --measures")
     p.add_argument("--topics", help="topics file giving each query's kind (for --by-kind)")
     p.add_argument("--by-kind", action="store_true", help="split results by event/entity")
     p.add_argument("--per-query", action="store_true", help="print one row per query")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--json", action="store_true", help="machine-readable output (with --per-query: one JSON document "
+                                                       "{summary, per_query})")
     return p
+
+
+def _one(positional: str | None, option: str | None, name: str) -> str:
+    if positional and option and positional != option:
+        raise InputError(None, None, f"the {name} is given twice: {positional} and --{name} {option}")
+    value = positional or option
+    if not value:
+        raise InputError(None, None, f"give the {name}: python -m hybrid.eval QRELS RUN (or --qrels Q --run R)")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    measures = tuple(args.measures)
-    qrels, run = read_qrels(args.qrels), read_run(args.run)
+    qrels_path = _one(args.qrels_file, args.qrels, "qrels")
+    run_path = _one(args.run_file, args.run, "run")
+    names = [*(args.measures or []), *(args.measure or [])] or list(DEFAULT_MEASURES)
+    measures = parse_measures(names)
+    qrels, run = read_qrels(qrels_path), read_run(run_path)
     topic_ids = topic_query_ids(args.topics) if args.topics else None
     for line in compare_query_ids(qrels, run, topic_ids).lines():
         print(f"warning: {line}", file=sys.stderr)
@@ -68,11 +90,18 @@ def main(argv: list[str] | None = None) -> int:
             q: ("event" if q.startswith("ev-") else "entity") for q in qrels if q.startswith(("ev-", "en-"))
         }
     table = evaluate(qrels, run, measures, groups)
-    if args.per_query:
-        pq = per_query(qrels, run, measures)
+    pq = per_query(qrels, run, measures) if args.per_query else None
+    if args.json:
+        document: dict = table
+        if pq is not None:
+            rows = {qid: {m: pq[m][qid] for m in measures} for qid in sorted(qrels)}
+            document = {"summary": table, "per_query": rows}
+        print(json.dumps(document, indent=2))
+        return 0
+    if pq is not None:
         for qid in sorted(qrels):
             print(qid, " ".join(f"{m}={pq[m][qid]:.4f}" for m in measures))
-    print(json.dumps(table, indent=2) if args.json else format_table(table, measures))
+    print(format_table(table, measures))
     return 0
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import sys
+from collections.abc import Iterable, Mapping
 
 import ir_measures
 from ir_measures import parse_measure
 
+from hybrid.errors import InputError
 from hybrid.formats.qrels import Qrels
 from hybrid.records import Run
 
@@ -14,21 +17,67 @@ DEFAULT_MEASURES = ("RR@10", "AP@10", "AP@50", "AP@100", "R@10", "R@50", "R@100"
                     "Judged@10")
 
 
+MEASURE_HELP = ("give an ir_measures name (RR@10, AP@100, nDCG@10, P@10, R@100, infAP, Judged@10, ...) or a "
+                "trec_eval name (map, recip_rank, ndcg_cut_10, P_10, recall_100, map_cut_100, ...)")
+
+
+def measure_objects(name: str, option: str = "--measures") -> list:
+    """The ir_measures measures a name stands for: ir_measures syntax first, then trec_eval's names."""
+    try:
+        return [parse_measure(name)]
+    except Exception:  # ir_measures raises NameError, ValueError, SyntaxError ... for names it does not know
+        pass
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # parse_trec_measure prints the names it skips
+            measures = ir_measures.parse_trec_measure(name)
+    except Exception:
+        measures = []
+    if not measures:
+        raise InputError(None, None, f"{option}: unknown measure {name!r}; {MEASURE_HELP}")
+    return measures
+
+
+def parse_measures(names: Iterable[str], option: str = "--measures") -> tuple[str, ...]:
+    """ir_measures or trec_eval names -> canonical ir_measures names (``map`` -> ``AP``), in order, no repeats."""
+    out: list[str] = []
+    for name in names:
+        for measure in measure_objects(name, option):
+            if str(measure) not in out:
+                out.append(str(measure))
+    return tuple(out)
+
+
+def _single(name: str):
+    measures = measure_objects(name)
+    if len(measures) != 1:
+        raise InputError(None, None, f"--measures: {name!r} stands for {len(measures)} measures; name them one by "
+                                     "one")
+    return measures[0]
+
+
 def _run_dict(run: Run) -> dict[str, dict[str, float]]:
-    return {qid: {h.docid: float(h.score) for h in hits} for qid, hits in run.items()}
+    return {qid: {h.docid: float(h.score) for h in hits} for qid, hits in run.items() if hits}
 
 
 def per_query(qrels: Qrels, run: Run, measures: tuple[str, ...] = DEFAULT_MEASURES) -> dict[str, dict[str, float]]:
-    """measure -> qid -> value, for every judged query (a query with no hits scores 0)."""
-    parsed = [parse_measure(m) for m in measures]
+    """measure -> qid -> value, for every judged query (a query with no hits scores 0, Judged@k included).
+
+    ``measures`` are ir_measures names or trec_eval names that stand for one measure (``map``, ``P_10``).
+    """
+    parsed = [_single(m) for m in measures]
     out: dict[str, dict[str, float]] = {m: {} for m in measures}
-    names = {str(p): m for p, m in zip(parsed, measures, strict=True)}
-    run_d = _run_dict(run)
-    for qid in qrels:
-        run_d.setdefault(qid, {})
-    for metric in ir_measures.iter_calc(parsed, qrels, run_d):
-        out[names[str(metric.measure)]][metric.query_id] = float(metric.value)
-    for m in measures:  # queries with an empty run get no row from pytrec_eval
+    names: dict[str, list[str]] = {}
+    for p, m in zip(parsed, measures, strict=True):
+        names.setdefault(str(p), []).append(m)
+    # Queries without hits are left out of the run handed to ir_measures (its Judged@k divides by the number
+    # of hits) and score 0 below, as trec_eval -c scores them.
+    run_d = {qid: hits for qid, hits in _run_dict(run).items() if qid in qrels}
+    if run_d:
+        for metric in ir_measures.iter_calc(list({str(p): p for p in parsed}.values()), qrels, run_d):
+            for m in names[str(metric.measure)]:
+                if metric.query_id in qrels:
+                    out[m][metric.query_id] = float(metric.value)
+    for m in measures:  # judged queries missing from the run get no row from pytrec_eval
         for qid in qrels:
             out[m].setdefault(qid, 0.0)
     return out

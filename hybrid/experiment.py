@@ -124,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         topics_path, qrels_path = sample_paths().topics, qrels_path or sample_paths().qrels
     if not qrels_path:
         raise ConfigError(None, None, "--qrels is required (except with --topics sample)")
+    from hybrid.evaluation import parse_measures
+
+    measures = parse_measures(args.measures)
     recipes = [load_recipe(r) for r in args.recipes]
     names = [r.name for r in recipes]
     if len(set(names)) != len(names):
@@ -145,7 +148,6 @@ def main(argv: list[str] | None = None) -> int:
     runs, seconds = run_recipes(recipes, topics, context)
     for name, run in runs.items():
         write_run(run, out / f"{name}.trec", tag=name)
-    measures = tuple(args.measures)
     compared = compare(runs, qrels, groups, baseline, measures)
     with atomic_write(out / "per_query.tsv") as handle:
         handle.write("system\tqid\tkind\tmeasure\tvalue\n")

@@ -1,0 +1,106 @@
+"""``python -m hybrid.eval`` (issue 22, defect 2): missing queries score 0, trec_eval names and syntax, JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hybrid.cli_common import run_cli
+from hybrid.eval import main as eval_main
+from hybrid.evaluation import parse_measures, per_query
+from hybrid.records import Hit
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
+RUN = "q1 Q0 d2 1 3.0 t\nq1 Q0 d1 2 2.0 t\nq1 Q0 d7 3 1.0 t\n"  # q2 missing
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels, run, empty = tmp_path / "qrels.txt", tmp_path / "run.trec", tmp_path / "empty.trec"
+    qrels.write_text(QRELS)
+    run.write_text(RUN)
+    empty.write_text("")
+    return qrels, run, empty
+
+
+def _json(capsys) -> dict:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_empty_run_scores_zero_with_every_default_measure(files, capsys):
+    qrels, _, empty = files
+    assert run_cli(eval_main, ["--qrels", str(qrels), "--run", str(empty), "--json"]) == 0
+    table = _json(capsys)
+    assert table["all"]["#q"] == 2
+    assert all(value == 0.0 for key, value in table["all"].items() if key != "#q")
+    assert "Judged@10" in table["all"]
+
+
+def test_run_missing_a_judged_query_scores_it_zero(files, capsys):
+    qrels, run, _ = files
+    assert eval_main(["--qrels", str(qrels), "--run", str(run), "--json", "--measures", "Judged@10", "RR@10"]) == 0
+    table = _json(capsys)
+    # q1: 2 of 3 hits judged, first relevant at rank 2; q2: no hits -> 0
+    assert table["all"]["Judged@10"] == pytest.approx((2 / 3 + 0) / 2)
+    assert table["all"]["RR@10"] == pytest.approx((0.5 + 0) / 2)
+    pq = per_query({"q1": {"d1": 1}, "q2": {"d3": 1}}, {"q1": [Hit("d1", 1.0)], "q2": []}, ("Judged@10",))
+    assert pq["Judged@10"] == {"q1": 1.0, "q2": 0.0}
+
+
+def test_trec_eval_names_positional_files_and_repeatable_m(files, capsys):
+    qrels, run, _ = files
+    assert eval_main(["-m", "map", "-m", "recip_rank", "-m", "ndcg_cut_10", "-m", "P_10", "-m", "recall_100",
+                      "-m", "map_cut_100", str(qrels), str(run), "--json"]) == 0
+    by_trec = _json(capsys)["all"]
+    assert set(by_trec) == {"AP", "RR", "nDCG@10", "P@10", "R@100", "AP@100", "#q"}
+    assert eval_main(["--qrels", str(qrels), "--run", str(run), "--json", "--measures", "AP", "RR", "nDCG@10",
+                      "P@10", "R@100", "AP@100"]) == 0
+    assert _json(capsys)["all"] == by_trec
+    assert by_trec["AP"] == pytest.approx(0.25)  # q1: AP 1/2, q2: 0
+
+
+def test_measures_map_is_not_a_traceback(files, capsys):
+    qrels, run, _ = files
+    assert run_cli(eval_main, ["--qrels", str(qrels), "--run", str(run), "--measures", "map"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[-1] == "AP"
+
+
+def test_unknown_measure_is_a_clear_error_before_reading_files(tmp_path, capsys):
+    rc = run_cli(eval_main, ["--qrels", str(tmp_path / "none.txt"), "--run", str(tmp_path / "none.trec"),
+                             "-m", "bogus"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "error: <input>: --measures: unknown measure 'bogus'; give an ir_measures name" in err
+    assert "unknown measure 'bogus'; give an ir_measures name" in DOCS.read_text()
+    with pytest.raises(Exception, match="unknown measure"):
+        parse_measures(["AP@x"])
+
+
+def test_qrels_and_run_are_required_and_not_given_twice(files, capsys):
+    qrels, run, _ = files
+    assert run_cli(eval_main, [str(qrels)]) == 2
+    assert "give the run: python -m hybrid.eval QRELS RUN" in capsys.readouterr().err
+    assert run_cli(eval_main, [str(qrels), str(run), "--run", str(qrels)]) == 2
+    assert "the run is given twice" in capsys.readouterr().err
+    docs = DOCS.read_text()
+    assert "give the run: python -m hybrid.eval QRELS RUN" in docs and "is given twice" in docs
+
+
+def test_json_per_query_is_one_json_document(files, capsys):
+    qrels, run, _ = files
+    assert eval_main([str(qrels), str(run), "--json", "--per-query", "-m", "RR@10"]) == 0
+    document = _json(capsys)
+    assert document["summary"]["all"]["RR@10"] == pytest.approx(0.25)
+    assert document["per_query"] == {"q1": {"RR@10": 0.5}, "q2": {"RR@10": 0.0}}
+
+
+def test_plain_per_query_rows_then_table(files, capsys):
+    qrels, run, _ = files
+    assert eval_main([str(qrels), str(run), "--per-query", "-m", "RR@10"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["q1 RR@10=0.5000", "q2 RR@10=0.0000"]
+    assert lines[2].split()[0] == "group"
