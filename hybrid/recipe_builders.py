@@ -11,9 +11,10 @@ recipes are. The system types:
   ``{type = "ltr", model = "ltr/cmr-disck", featureset = "disck", learner = "logistic", depth = 100}`` or
   ``{type = "reader", model = "reader/minilm", depth = 20}``.
 
-Artifacts (trained models, dense indexes) are named by path in the recipe. A relative path resolves
-against the experiment's ``--artifacts DIR`` (:attr:`hybrid.recipes.Context.artifacts`) or, failing
-that, the ``HYBRID_ARTIFACTS`` environment variable; a missing artifact is a ConfigError naming the
+Artifacts (trained models, dense indexes) are named by path in the recipe, relative to (and never leading
+outside: no ``..``, no absolute path elsewhere) the experiment's ``--artifacts DIR``
+(:attr:`hybrid.recipes.Context.artifacts`) or, failing that, the ``HYBRID_ARTIFACTS`` environment
+variable; a missing artifact is a ConfigError naming the
 recipe file and line *and the command that builds it*, raised when the recipe is built (before any
 retrieval starts), never a silent fallback. LTR models of a pipeline are trained with
 ``python -m hybrid.recipe_train <recipe>`` (see :mod:`hybrid.recipe_train`), on the output of exactly
@@ -52,18 +53,27 @@ def artifacts_dir(context: Context) -> Path | None:
     return Path(base) if base else None
 
 
+def inside(root: str | Path, value: str) -> Path | None:
+    """``root / value`` when it stays inside ``root`` (after normalising ``..``; an absolute ``value`` must lie
+    inside ``root`` already), else None. Symbolic links inside ``root`` are the owner's and are followed."""
+    root = Path(os.path.normpath(os.path.abspath(Path(root).expanduser())))
+    path = Path(os.path.normpath(root / value))  # an absolute value replaces root here
+    return path if path.is_relative_to(root) and path != root else None
+
+
 def artifact_path(value: Any, key: str, kind: str, context: Context, source: RecipeSource,
                   must_exist: bool = True) -> Path:
     """Resolve an artifact named in a recipe; ConfigError (recipe file:line + how to build it) when absent."""
     if not isinstance(value, str) or not value:
-        raise source.error(key, f"'{key}' must be a path (absolute, or relative to --artifacts / ${ARTIFACTS_ENV})")
-    path = Path(value).expanduser()
-    if not path.is_absolute():
-        base = artifacts_dir(context)
-        if base is None:
-            raise source.error(key, f"{key} = {value!r} is relative to the artifacts directory: pass --artifacts DIR "
-                                    f"or set {ARTIFACTS_ENV}")
-        path = base / path
+        raise source.error(key, f"'{key}' must be a path relative to --artifacts / ${ARTIFACTS_ENV}")
+    base = artifacts_dir(context)
+    if base is None:
+        raise source.error(key, f"{key} = {value!r} is relative to the artifacts directory: pass --artifacts DIR "
+                                f"or set {ARTIFACTS_ENV}")
+    path = inside(base, value)
+    if path is None:
+        raise source.error(key, f"{key} = {value!r} leads outside the artifacts directory {base}; an artifact path "
+                                "is relative to it, without '..'")
     if must_exist and not path.exists():
         recipe = source.path.stem if source.path else "<recipe>"
         raise source.error(key, f"{kind} artifact {path} does not exist; "

@@ -17,6 +17,7 @@ default). Recipes shipped with the project live in ``hybrid/configs/recipes/`` a
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,18 @@ from hybrid.retrieval.base import Stage
 
 RECIPE_DIR = Path(__file__).resolve().parent / "configs" / "recipes"
 TOP_KEYS = {"name", "description", "paper", "system", "cost", "ci"}
+#: A recipe name becomes a file name (``<name>.trec``): one plain path component, never ``..`` or ``/``.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit"
+
+
+def check_name(name: object) -> str | None:
+    """Why ``name`` cannot be a recipe name (None when it can)."""
+    if not isinstance(name, str):
+        return f"recipe name must be a string, got {type(name).__name__}"
+    if not NAME.fullmatch(name) or len(name) > 200:
+        return f"recipe name {name!r} is not a plain name ({NAME_RULE}); it names the files the recipe writes"
+    return None
 
 
 @dataclass
@@ -124,6 +137,9 @@ def parse_recipe(text: str, path: Path | None = None) -> Recipe:
             raise ConfigError(path, None, f"recipe needs '{key}'")
     if not isinstance(data["system"], dict):
         raise source.error("system", "'system' must be a table")
+    bad_name = check_name(data["name"])
+    if bad_name:
+        raise source.error("name", bad_name)
     return Recipe(name=data["name"], description=data.get("description", ""), system=data["system"], source=source,
                   paper=data.get("paper", ""), cost=data.get("cost", ""), ci=bool(data.get("ci", False)))
 
@@ -132,6 +148,8 @@ def load_recipe(name_or_path: str) -> Recipe:
     """A recipe by file path, or by the name of a bundled recipe (``hybrid/configs/recipes/<name>.toml``)."""
     path = Path(name_or_path)
     if not path.suffix:
+        if check_name(name_or_path):
+            raise ConfigError(None, None, f"no recipe named {name_or_path!r}; bundled: {bundled_recipes()}")
         path = RECIPE_DIR / f"{name_or_path}.toml"
         if not path.is_file():
             raise ConfigError(None, None, f"no recipe named {name_or_path!r}; bundled: {bundled_recipes()}")

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from catalogue import assert_documented
+from documented import assert_documented
 
 from hybrid.cli_common import run_cli
 from hybrid.errors import InputError
