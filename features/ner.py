@@ -93,15 +93,16 @@ class SpacyEntities:
 
 
 @lru_cache(maxsize=4)
-def _load_spacy(model: str):
+def _load_spacy(model: str, exclude: tuple[str, ...] = ()):
+    """A spaCy pipeline by package name or path, once per process (``exclude``: components not loaded)."""
     import spacy
 
     try:
-        return spacy.load(model)
+        return spacy.load(model, exclude=list(exclude))
     except OSError as exc:
         raise ValueError(
             f"cannot load spaCy model {model!r}: {exc}. Install it (e.g. `python -m spacy download {model}`) "
-            "or use --ner heuristic (the offline default)."
+            "or use --ner heuristic --detect heuristic (no model)."
         ) from None
 
 

@@ -3,6 +3,7 @@
 Example::
 
     python -m hybrid.index --corpus corpus.jsonl --index indexes/ecbplus --threads 2
+    python -m hybrid.index --corpus corpus.jsonl --index indexes/ecbplus-gold --annotation corpus
 """
 
 from __future__ import annotations
@@ -11,29 +12,43 @@ import argparse
 import json
 import sys
 
-from features.annotate import AnnotationConfig
-from hybrid.cli_common import run_cli
+from features.annotate import ANNOTATIONS, DEFAULT_MODEL, AnnotationConfig
+from hybrid.cli_common import make_parser, non_negative_int, positive_int, run_cli
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hybrid.index", description=__doc__.split("\n")[0])
+    p = make_parser("python -m hybrid.index", __doc__, epilog=True)
     p.add_argument("--corpus", required=True, help="corpus JSONL (see README: formats)")
     p.add_argument("--index", required=True, help="output directory (built in a temporary sibling, then moved)")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--ner", default="heuristic",
-                   help="entity source for unannotated passages: heuristic or a spaCy model name/path")
-    p.add_argument("--detect", default="heuristic",
-                   help="mention detector for unannotated passages: heuristic or a spaCy model name/path")
-    p.add_argument("--context-window", type=int, default=0, help="+-N sentences in the context field")
-    p.add_argument("--no-gold-ner", action="store_true", help="ignore annotated entities; use --ner everywhere")
-    p.add_argument("--no-gold-chains", action="store_true", help="ignore annotated chain ids; use the heuristic")
+    p.add_argument("--threads", type=positive_int, default=1, help="annotation and Anserini indexing threads")
+    p.add_argument("--annotation", choices=ANNOTATIONS, default="auto",
+                   help="auto (default): annotate every passage from its text, ignoring any annotation in the "
+                        "corpus (the number you measure is what raw text gets); corpus: use the corpus's mentions, "
+                        "entities and chains where present (auto elsewhere)")
+    p.add_argument("--spacy-model", default=DEFAULT_MODEL,
+                   help="spaCy pipeline (name or path) that parses each passage once for detection, entities and "
+                        "arguments (default: %(default)s, installed with the project; en_core_web_trf if you have it)")
+    p.add_argument("--ner", default="spacy",
+                   help="context entities: spacy (the --spacy-model parse), heuristic, or another spaCy model")
+    p.add_argument("--detect", default="rules",
+                   help="mention detector: rules (spaCy rules), heuristic (no model), learned or union "
+                        "(when features/mention_head.py is installed); a spaCy model name sets --spacy-model")
+    p.add_argument("--chains", default="heuristic", help="within-document chain linker for automatic mentions")
+    p.add_argument("--spacy-processes", type=int, default=1,
+                   help="spaCy worker processes for big corpora (2 pays off on 2 cores from a few thousand passages)")
+    p.add_argument("--context-window", type=non_negative_int, default=0, help="+-N sentences in the context field")
+    p.add_argument("--no-gold-ner", action="store_true",
+                   help="with --annotation corpus: ignore annotated entities; use --ner everywhere")
+    p.add_argument("--no-gold-chains", action="store_true",
+                   help="with --annotation corpus: ignore annotated chain ids; use --chains")
     p.add_argument("--keep-empty-annotations", action="store_true",
                    help='treat "mentions": [] as annotated-with-no-mentions (default: detect candidates)')
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing index (only once the new one is complete)")
     p.add_argument("--skip-bad", action="store_true", help="skip malformed corpus lines (reported) instead of failing")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--shards", type=int, help="split the corpus by document into N shards, each a complete index")
+    p.add_argument("--shards", type=positive_int,
+                   help="split the corpus by document into N shards, each a complete index")
     p.add_argument("--engine", choices=("auto", "ray", "local"), default="auto",
                    help="with --shards: annotate and build on Ray, or in-process (auto: Ray if a cluster is named)")
     p.add_argument("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, else Ray on this machine)")
@@ -47,8 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     from indexes.lucene import IndexConfig, build_index
 
     annotation = AnnotationConfig(
-        ner=args.ner, detect=args.detect, context_window=args.context_window, gold_ner=not args.no_gold_ner,
-        gold_chains=not args.no_gold_chains, empty_means_unannotated=not args.keep_empty_annotations,
+        annotation=args.annotation, model=args.spacy_model, ner=args.ner, detect=args.detect, chains=args.chains,
+        context_window=args.context_window, gold_ner=not args.no_gold_ner, gold_chains=not args.no_gold_chains,
+        empty_means_unannotated=not args.keep_empty_annotations, n_process=args.spacy_processes,
     )
     config = IndexConfig(corpus=args.corpus, annotation=annotation, threads=args.threads)
     if args.dense_encoder and not args.shards:

@@ -5,6 +5,7 @@ A regression file (TOML)::
     name = "sample"
     index = "sample"                      # or an index directory
     corpus = "..."                        # optional: build the index here first when missing
+    annotation = { annotation = "corpus" } # optional: how that index is annotated (AnnotationConfig fields)
     topics = "sample"                     # or a topics file; relative paths resolve against this file
     qrels = "sample"
     tolerance = 1e-3
@@ -16,17 +17,16 @@ A regression file (TOML)::
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tomllib
 from pathlib import Path
 
-from hybrid.cli_common import run_cli
+from hybrid.cli_common import make_parser, run_cli
 from hybrid.errors import ConfigError
 from hybrid.formats.config import read_config_text
 
 KEYS = {"name", "description", "index", "corpus", "topics", "qrels", "tolerance", "hits", "recipes", "expected",
-        "runtime"}
+        "runtime", "annotation"}
 
 
 def _resolve(base: Path, value: str) -> str:
@@ -66,8 +66,9 @@ def check(path: Path, update: bool = False, output_dir: Path | None = None) -> l
             from features.annotate import AnnotationConfig
             from indexes.lucene import IndexConfig, build_index
 
-            build_index(IndexConfig(corpus=_resolve(base, data["corpus"]), annotation=AnnotationConfig(), threads=2),
-                        index)
+            # [annotation]: AnnotationConfig fields (an index of gold annotation must say so: annotation="corpus")
+            annotation = AnnotationConfig(**data.get("annotation", {}))
+            build_index(IndexConfig(corpus=_resolve(base, data["corpus"]), annotation=annotation, threads=2), index)
     out = output_dir or Path(tempfile.mkdtemp(prefix="regress-"))
     argv = ["--topics", _resolve(base, data["topics"]), "--recipes", *recipes, "--output-dir", str(out),
             "--hits", str(data.get("hits", 100))]
@@ -123,11 +124,15 @@ def _toml_value(value) -> str:
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return repr(value)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m hybrid.regress", description=__doc__.split("\n")[0])
+    p = make_parser("python -m hybrid.regress", __doc__, epilog=True)
     p.add_argument("configs", nargs="+", help="regression TOML files")
     p.add_argument("--update", action="store_true", help="rewrite expected values from this run")
     args = p.parse_args(argv)

@@ -192,7 +192,9 @@ def build_index(
                 bar.update(1)
         bar.close()
         if counts["passages"] == 0:
-            raise ValueError(f"{config.corpus}: no passages to index")
+            from hybrid.errors import InputError
+
+            raise InputError(config.corpus, None, "no passages to index")
         counts["documents"] = len(doc_sizes)
         log.info("indexing %d passages and %d mentions", counts["passages"], counts["mentions"])
         _run_anserini(collections / PASSAGES, tmp / PASSAGES, ("docref",), config.threads, store_raw=True)
@@ -205,6 +207,7 @@ def build_index(
             "format": FORMAT_VERSION,
             "kind": "hybrid-sparse-index",
             "config": config.to_json(),
+            "annotation_sources": annotator.sources(),
             "corpus_sha256": file_sha256(config.corpus),
             "counts": counts,
             "max_doc_passages": max(doc_sizes.values()),

@@ -30,11 +30,11 @@ def tiny_corpus() -> Path:
 @pytest.fixture(scope="session")
 def tiny_index(tmp_path_factory) -> Path:
     """The hybrid index of tests/data/tiny_corpus.jsonl (built once per test session)."""
-    from features.annotate import AnnotationConfig
+    from features.annotate import LEGACY
     from indexes.lucene import IndexConfig, build_index
 
     path = tmp_path_factory.mktemp("index") / "tiny"
-    build_index(IndexConfig(corpus=str(DATA / "tiny_corpus.jsonl"), annotation=AnnotationConfig()), path,
+    build_index(IndexConfig(corpus=str(DATA / "tiny_corpus.jsonl"), annotation=LEGACY), path,
                 progress=False)
     return path
 

@@ -32,7 +32,7 @@ TAG_PREFIXES: tuple[tuple[str, str], ...] = (
     ("HUMAN_PART_GPE", "place"), ("HUMAN_PART_FAC", "place"), ("HUMAN_PART_ORG", "org"),
     ("HUMAN_PART_MET", "org"), ("HUMAN_PART_VEH", "thing"), ("HUMAN_PART", "person"),
     ("PERSON", "person"), ("PER", "person"), ("NORP", "org"), ("ORG", "org"),
-    ("LOC", "place"), ("GPE", "place"), ("FAC", "place"),
+    ("LOC", "place"), ("GPE", "place"), ("FAC", "place"), ("PLACE", "place"),
     ("TIME", "time"), ("DATE", "time"),
     ("NON_HUMAN", "thing"), ("PRODUCT", "thing"), ("WORK_OF_ART", "thing"), ("LAW", "thing"),
     ("NUMBER", "number"), ("CARDINAL", "number"), ("QUANTITY", "number"), ("MONEY", "number"),
@@ -46,6 +46,8 @@ def coarse_type(kind: str | None, tag: str | None) -> str:
     t = (tag or "").upper()
     if t.startswith("AUTO_"):
         t = t[5:]
+    if t.startswith("ARG") and "_" in t:  # an event argument's role before its entity label: ARG0_PERSON
+        t = t.split("_", 1)[1]
     for prefix, coarse in TAG_PREFIXES:
         if t.startswith(prefix):
             return coarse

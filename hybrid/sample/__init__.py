@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -33,12 +34,15 @@ def sample_index(progress: bool = True) -> Path:
     from indexes.lucene import FORMAT_VERSION, METADATA, IndexConfig, build_index
 
     corpus = sample_paths().corpus
-    key = hashlib.sha256(corpus.read_bytes() + f"v{FORMAT_VERSION}".encode()).hexdigest()[:12]
+    annotation = AnnotationConfig()  # the default job sees the sample as raw text (auto annotation)
+    # The key covers the annotation config, so an index cached with another one (gold) is not reused.
+    config_key = json.dumps(asdict(annotation), sort_keys=True)
+    key = hashlib.sha256(corpus.read_bytes() + f"v{FORMAT_VERSION}{config_key}".encode()).hexdigest()[:12]
     path = cache_dir() / f"sample-index-{key}"
     if (path / METADATA).is_file():
         return path
     try:
-        build_index(IndexConfig(corpus=str(corpus), annotation=AnnotationConfig()), path, progress=progress)
+        build_index(IndexConfig(corpus=str(corpus), annotation=annotation), path, progress=progress)
     except (FileExistsError, OSError):
         if not (path / METADATA).is_file():  # a concurrent build finished first, or a real failure
             raise

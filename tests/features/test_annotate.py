@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from features.annotate import AnnotationConfig, Annotator
+from features.annotate import LEGACY, AnnotationConfig, Annotator
 from hybrid.formats import read_corpus
 from hybrid.records import Topic
 
@@ -12,7 +12,7 @@ from hybrid.records import Topic
 @pytest.fixture(scope="module")
 def records(tiny_corpus):
     out = {}
-    for passage, recs in Annotator().annotate(read_corpus(tiny_corpus)):
+    for passage, recs in Annotator(LEGACY).annotate(read_corpus(tiny_corpus)):
         out[passage.id] = recs
     return out
 
@@ -43,7 +43,7 @@ def test_coref_field_is_the_rest_of_the_gold_chain_across_sentences(records):
 
 
 def test_context_window(tiny_corpus):
-    ann = Annotator(AnnotationConfig(context_window=1))
+    ann = Annotator(AnnotationConfig(annotation="corpus", context_window=1))
     recs = dict((p.id, r) for p, r in ann.annotate(read_corpus(tiny_corpus)))
     rec = by_text(recs["a1:0"], "checked into")
     assert rec.context.startswith("Actress Tara Reid") and rec.context.endswith("rehab voluntarily.")
@@ -69,6 +69,6 @@ def test_string_fields(records):
 
 def test_query_annotation_without_index():
     topic = Topic(qid="q", text="Tara Reid checked into rehab on Tuesday", start=10, end=22, kind="event")
-    rec = Annotator().annotate_topic(topic)
+    rec = Annotator(LEGACY).annotate_topic(topic)
     assert rec.mention == "checked into" and rec.kind == "event"
     assert "Tara Reid" in rec.ner and "Tuesday" in rec.ner

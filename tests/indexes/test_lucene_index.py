@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from features.annotate import AnnotationConfig
+from features.annotate import LEGACY
 from indexes.lucene import METADATA, IndexConfig, build_index, docref, parse_mention_doc_id
 
 
@@ -41,7 +41,7 @@ def test_mention_doc_id_round_trip():
 
 def test_existing_index_is_kept_unless_overwrite(tiny_corpus, tmp_path):
     out = tmp_path / "idx"
-    cfg = IndexConfig(corpus=str(tiny_corpus), annotation=AnnotationConfig())
+    cfg = IndexConfig(corpus=str(tiny_corpus), annotation=LEGACY)
     build_index(cfg, out, progress=False)
     first = json.loads((out / METADATA).read_text())["built_at"]
     with pytest.raises(FileExistsError):
@@ -57,7 +57,7 @@ def test_failed_build_leaves_nothing(tmp_path):
     from hybrid.errors import InputError
 
     with pytest.raises(InputError, match=r"bad.jsonl:2: .*empty text"):
-        build_index(IndexConfig(corpus=str(bad), annotation=AnnotationConfig()), tmp_path / "idx", progress=False)
+        build_index(IndexConfig(corpus=str(bad), annotation=LEGACY), tmp_path / "idx", progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
 
 
@@ -66,7 +66,7 @@ def test_corrupt_metadata_is_a_clear_error(tiny_corpus, tmp_path):
     from hybrid.retrieval.sparse_index import SparseIndex
 
     out = tmp_path / "idx"
-    build_index(IndexConfig(corpus=str(tiny_corpus), annotation=AnnotationConfig()), out, progress=False)
+    build_index(IndexConfig(corpus=str(tiny_corpus), annotation=LEGACY), out, progress=False)
     (out / METADATA).write_text("{ not json")
     with pytest.raises(IndexMissingError, match="corrupt"):
         SparseIndex(out)

@@ -45,7 +45,8 @@ def anserini_indexing(build: Path) -> bool:
 
 
 def start(corpus: Path, index: Path, overwrite: bool) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "hybrid.index", "--corpus", str(corpus), "--index", str(index), "--quiet"]
+    cmd = [sys.executable, "-m", "hybrid.index", "--corpus", str(corpus), "--index", str(index), "--quiet",
+           "--annotation", "corpus"]
     return subprocess.Popen(cmd + (["--overwrite"] if overwrite else []), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
@@ -90,7 +91,8 @@ def test_killed_rebuilds_keep_the_previous_index_and_a_rerun_finishes(tiny_index
     assert second != first
 
     done = subprocess.run([sys.executable, "-m", "hybrid.index", "--corpus", str(big_corpus), "--index",
-                           str(index), "--quiet", "--overwrite"], capture_output=True, text=True, timeout=600)
+                           str(index), "--quiet", "--overwrite", "--annotation", "corpus"],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert f"removed 1 stale build(s) of idx: {second.name}" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]

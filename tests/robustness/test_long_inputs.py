@@ -21,7 +21,7 @@ def long_text(n_words: int, seed: int = 0) -> str:
 
 
 def test_index_build_truncates_a_long_passage_and_says_where(tmp_path, caplog):
-    from features.annotate import AnnotationConfig
+    from features.annotate import LEGACY
     from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.lucene import IndexConfig, build_index
 
@@ -31,7 +31,7 @@ def test_index_build_truncates_a_long_passage_and_says_where(tmp_path, caplog):
                       + json.dumps({"id": "b:0", "text": text, "mentions": [
                           {"start": 0, "end": 9, "kind": "entity"}, {"start": 12000, "end": 12004}]}) + "\n")
     with caplog.at_level(logging.WARNING, logger="hybrid.formats"):
-        build_index(IndexConfig(corpus=str(corpus), annotation=AnnotationConfig()), tmp_path / "idx", progress=False)
+        build_index(IndexConfig(corpus=str(corpus), annotation=LEGACY), tmp_path / "idx", progress=False)
     assert f"{corpus}:2: passage 'b:0' has {len(text)} characters; truncated to" in caplog.text
     assert "dropping 1 mention(s) past the cut" in caplog.text
     index = SparseIndex(tmp_path / "idx")

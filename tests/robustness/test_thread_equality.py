@@ -24,13 +24,13 @@ def as_tuples(run: Run) -> dict[str, list[tuple[str, float]]]:
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
-    from features.annotate import AnnotationConfig
+    from features.annotate import LEGACY
     from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.lucene import IndexConfig, build_index
 
     root = tmp_path_factory.mktemp("synthetic")
     corpus = write_corpus(root / "corpus.jsonl", 2000, seed=3)
-    build_index(IndexConfig(corpus=str(corpus), annotation=AnnotationConfig()), root / "idx", progress=False)
+    build_index(IndexConfig(corpus=str(corpus), annotation=LEGACY), root / "idx", progress=False)
     topics = read_topics(topics_tsv(root / "topics.tsv", passages(2000, seed=3), 50))
     return SparseIndex(root / "idx"), topics
 

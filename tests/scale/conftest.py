@@ -66,22 +66,22 @@ def sample_topics(sample_corpus, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def sample_single(sample_corpus, tmp_path_factory) -> Path:
-    from features.annotate import AnnotationConfig
+    from features.annotate import LEGACY
     from indexes.lucene import IndexConfig, build_index
 
     path = tmp_path_factory.mktemp("single") / "sample"
-    build_index(IndexConfig(corpus=str(sample_corpus), annotation=AnnotationConfig()), path, progress=False)
+    build_index(IndexConfig(corpus=str(sample_corpus), annotation=LEGACY), path, progress=False)
     return path
 
 
 @pytest.fixture(scope="session")
 def sample_sharded(sample_corpus, tmp_path_factory) -> Path:
-    from features.annotate import AnnotationConfig
+    from features.annotate import LEGACY
     from indexes.lucene import IndexConfig
     from indexes.shards import build_sharded_index
 
     path = tmp_path_factory.mktemp("sharded") / "sample3"
-    config = IndexConfig(corpus=str(sample_corpus), annotation=AnnotationConfig(), batch_docs=16)
+    config = IndexConfig(corpus=str(sample_corpus), annotation=LEGACY, batch_docs=16)
     build_sharded_index(config, path, SHARDS, engine="local", progress=False)
     return path
 

@@ -15,12 +15,12 @@ from hybrid.records import Mention, Passage
 
 @pytest.fixture(scope="module")
 def tiny_sharded(tiny_corpus, tmp_path_factory):
-    from features.annotate import AnnotationConfig
+    from features.annotate import LEGACY
     from indexes.lucene import IndexConfig
     from indexes.shards import build_sharded_index
 
     path = tmp_path_factory.mktemp("tiny-shards") / "tiny3"
-    build_sharded_index(IndexConfig(corpus=str(tiny_corpus), annotation=AnnotationConfig()), path, 3,
+    build_sharded_index(IndexConfig(corpus=str(tiny_corpus), annotation=LEGACY), path, 3,
                         engine="local", progress=False)
     return path
 
@@ -78,25 +78,25 @@ def test_manifest_checksums_catch_a_changed_or_extra_file(tiny_sharded, tmp_path
 
 
 def test_more_shards_than_documents_is_a_clear_error(tiny_corpus, tmp_path):
-    from features.annotate import AnnotationConfig
+    from features.annotate import LEGACY
     from hybrid.errors import ConfigError
     from indexes.lucene import IndexConfig
     from indexes.shards import build_sharded_index
 
     with pytest.raises(ConfigError, match="5 documents cannot fill 6 shards"):
-        build_sharded_index(IndexConfig(corpus=str(tiny_corpus), annotation=AnnotationConfig()), tmp_path / "x", 6,
+        build_sharded_index(IndexConfig(corpus=str(tiny_corpus), annotation=LEGACY), tmp_path / "x", 6,
                             engine="local", progress=False)
     assert not (tmp_path / "x").exists() and not list(tmp_path.glob(".x.*"))  # nothing half-built left
 
 
 def test_existing_index_is_kept_without_overwrite(tiny_corpus, tiny_sharded):
-    from features.annotate import AnnotationConfig
+    from features.annotate import LEGACY
     from indexes.lucene import IndexConfig
     from indexes.shards import MANIFEST, build_sharded_index
 
     before = (tiny_sharded / MANIFEST).read_bytes()
     with pytest.raises(FileExistsError):
-        build_sharded_index(IndexConfig(corpus=str(tiny_corpus), annotation=AnnotationConfig()), tiny_sharded, 2,
+        build_sharded_index(IndexConfig(corpus=str(tiny_corpus), annotation=LEGACY), tiny_sharded, 2,
                             engine="local", progress=False)
     assert (tiny_sharded / MANIFEST).read_bytes() == before
 
@@ -121,7 +121,7 @@ def test_index_and_search_cli_on_a_sharded_index(tiny_corpus, tiny_index, data_d
 
     sharded = tmp_path / "cli-shards"
     assert index_main(["--corpus", str(tiny_corpus), "--index", str(sharded), "--shards", "2", "--engine", "local",
-                       "--quiet"]) == 0
+                       "--annotation", "corpus", "--detect", "heuristic", "--ner", "heuristic", "--quiet"]) == 0
     for model in ("bm25", "multifield"):
         runs = {}
         for name, index in (("single", tiny_index), ("sharded", sharded)):

@@ -28,12 +28,12 @@ def engine():
 
 @pytest.fixture(scope="module")
 def ray_sharded(engine, sample_corpus, tiny_encoder, tmp_path_factory):
-    from features.annotate import AnnotationConfig
+    from features.annotate import LEGACY
     from indexes.lucene import IndexConfig
     from indexes.shards import build_dense_shards, build_sharded_index
 
     path = tmp_path_factory.mktemp("ray") / "sample3"
-    config = IndexConfig(corpus=str(sample_corpus), annotation=AnnotationConfig(), batch_docs=16)
+    config = IndexConfig(corpus=str(sample_corpus), annotation=LEGACY, batch_docs=16)
     manifest = build_sharded_index(config, path, 3, engine=engine, progress=False)
     assert manifest["config"]["engine"] == "ray"
     build_dense_shards(path, str(tiny_encoder), engine=engine, chunk=256, progress=False)
