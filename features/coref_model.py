@@ -5,13 +5,14 @@ regression or a one-hidden-layer MLP, numpy inference) over string, head, type, 
 spaCy parses of the sentences are given, frozen-encoder span features (``doc.tensor`` of
 ``en_core_web_sm``'s tok2vec, root lemma/POS/entity type). Pairs of different known kinds are never
 linked. Pairs scoring above the threshold are clustered by union-find (``link = "union"``) or each
-mention joins its best-scoring antecedent above the threshold (``link = "antecedent"``); the mode and
-threshold are chosen on held-out train folds (``python -m features.train_coref``).
+mention joins its best-scoring antecedent above the threshold (``link = "antecedent"``); mode and
+threshold are set per kind (event / entity / unknown) and chosen on held-out train folds
+(``python -m features.train_coref``).
 
 Two weight sets are shipped in one safetensors file: ``base.*`` (string/distance features only) and
 ``doc.*`` (plus the parse features), used when every sentence that holds a mention has a parse. The
 JSON config beside the weights records the feature names, the sha256 of the weights (checked before
-they are read), the training data hash, seed, threshold, link mode and dev scores.
+they are read), the training data hash, seed, thresholds, link modes and dev scores.
 
 Gold fine types (``Mention.tag``) are not used: detected mentions have none.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -113,27 +114,38 @@ def _eq(ids: np.ndarray) -> np.ndarray:
     return (ids[:, None] == ids[None, :]) & (ids[:, None] >= 0)
 
 
-def _incidence(sets: Sequence[Sequence[Any]]) -> tuple[np.ndarray, dict[Any, int]]:
-    vocab: dict[Any, int] = {}
+def _incidence(sets: Sequence[Iterable[Any]]) -> tuple[np.ndarray, dict[Any, int]]:
+    """0/1 matrix (mentions x keys) over the keys shared by at least two mentions (the others never
+    intersect); int32, so products stay off the threaded BLAS (slow on contended CPUs)."""
+    count: dict[Any, int] = {}
     for s in sets:
         for k in s:
-            vocab.setdefault(k, len(vocab))
-    mat = np.zeros((len(sets), max(1, len(vocab))), dtype=np.float32)
+            count[k] = count.get(k, 0) + 1
+    vocab: dict[Any, int] = {}
+    for k, c in count.items():
+        if c > 1:
+            vocab[k] = len(vocab)
+    mat = np.zeros((len(sets), max(1, len(vocab))), dtype=np.int32)
     for i, s in enumerate(sets):
         for k in s:
-            mat[i, vocab[k]] = 1.0
+            c = vocab.get(k)
+            if c is not None:
+                mat[i, c] = 1
     return mat, vocab
 
 
+def _gram(mat: np.ndarray) -> np.ndarray:
+    return mat @ mat.T
+
+
 def _jaccard(sets: Sequence[set]) -> tuple[np.ndarray, np.ndarray]:
-    mat, _ = _incidence([sorted(s) for s in sets])
-    inter = mat @ mat.T
-    size = mat.sum(1)
+    mat, _ = _incidence(sets)
+    inter = _gram(mat).astype(np.float64)
+    size = np.array([len(s) for s in sets], dtype=np.float64)
     union = size[:, None] + size[None, :] - inter
     smaller = np.minimum(size[:, None], size[None, :])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        jac = np.where(union > 0, inter / np.maximum(union, 1), 0.0)
-        over = np.where(smaller > 0, inter / np.maximum(smaller, 1), 0.0)
+    jac = inter / np.maximum(union, 1)
+    over = inter / np.maximum(smaller, 1)
     return jac.astype(np.float32), over.astype(np.float32)
 
 
@@ -141,11 +153,12 @@ def _affix(words: list[list[str]], suffix: bool) -> np.ndarray:
     """[i, j]: i's lower-cased token list ends (starts) j's, or j's ends (starts) i's."""
     n = len(words)
     parts = [{tuple(w[k:]) if suffix else tuple(w[: len(w) - k]) for k in range(len(w))} if w else set() for w in words]
-    mat, vocab = _incidence([sorted(p) for p in parts])
+    mat, vocab = _incidence(parts)
     full = np.array([vocab.get(tuple(w), -1) if w else -1 for w in words], dtype=np.int64)
     a = np.zeros((n, n), dtype=bool)
     ok = full >= 0
-    a[ok, :] = mat[:, full[ok]].T > 0  # a[i, j]: i's full list is an affix of j's
+    if ok.any():
+        a[ok, :] = mat[:, full[ok]].T > 0  # a[i, j]: i's full list is an affix of j's
     return a | a.T
 
 
@@ -193,7 +206,7 @@ def _span_info(mention: Mention, doc: Doc) -> _SpanInfo:
 def _cos(vecs: np.ndarray) -> np.ndarray:
     norm = np.linalg.norm(vecs, axis=1, keepdims=True)
     unit = vecs / np.maximum(norm, 1e-8)
-    return (unit @ unit.T).astype(np.float32)
+    return np.einsum("ik,jk->ij", unit, unit).astype(np.float32)  # einsum: no threaded BLAS for tiny products
 
 
 def pair_matrices(
@@ -234,7 +247,7 @@ def pair_matrices(
     f["suffix"] = _affix(lower_words, suffix=True)
     f["prefix"] = _affix(lower_words, suffix=False)
     acr_mat, _ = _incidence([acronyms(m.text) for m in mentions])
-    acr = (acr_mat @ acr_mat.T) > 0
+    acr = _gram(acr_mat) > 0
     f["acronym"] = acr
     # features.coref._linked(mentions[i], mentions[j]) for i < j, vectorised
     single = ntok == 1
@@ -260,7 +273,7 @@ def pair_matrices(
     both_dig = has_dig[:, None] & has_dig[None, :]
     dig_mat, _ = _incidence([sorted(d) for d in digits])
     f["digits_eq"] = _eq(dig_ids)
-    f["digits_conflict"] = both_dig & ((dig_mat @ dig_mat.T) == 0)
+    f["digits_conflict"] = both_dig & (_gram(dig_mat) == 0)
     f["len_min"] = np.minimum(ntok[:, None], ntok[None, :]).clip(0, 10) / 10
     f["len_max"] = np.maximum(ntok[:, None], ntok[None, :]).clip(0, 10) / 10
     f["single_both"] = single[:, None] & single[None, :]
@@ -339,9 +352,9 @@ class PairScorer:
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         z = (x - self.mean) / self.scale
-        h = z @ self.w0 + self.b0
+        h = np.einsum("pf,fh->ph", z, self.w0) + self.b0  # einsum: no threaded BLAS (contended CPUs)
         if self.w1 is not None:
-            h = np.maximum(h, 0.0) @ self.w1 + self.b1
+            h = np.einsum("ph,ho->po", np.maximum(h, 0.0), self.w1) + self.b1
         return h.reshape(-1)
 
     def proba(self, x: np.ndarray) -> np.ndarray:
@@ -382,24 +395,47 @@ class UnionFind:
             self.parent[max(a, b)] = min(a, b)
 
 
-def cluster(n: int, ii: np.ndarray, jj: np.ndarray, proba: np.ndarray, threshold: float, link: str) -> list[int]:
-    """Cluster numbers (the smallest member index) from pair probabilities (pairs i < j)."""
+Setting = dict[str, Any]  # {"link": "union" | "antecedent", "threshold": float}
+KIND_KEYS = (EVENT, ENTITY, "unknown")
+
+
+def cluster(
+    n: int,
+    ii: np.ndarray,
+    jj: np.ndarray,
+    proba: np.ndarray,
+    threshold: float | Sequence[float],
+    link: str | Sequence[str],
+) -> list[int]:
+    """Cluster numbers (the smallest member index) from pair probabilities (pairs i < j).
+
+    ``threshold``/``link`` are one value or one per mention (the later mention j of a pair decides):
+    ``union`` links every earlier mention above the threshold, ``antecedent`` only the best one.
+    """
+    thr = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (n,))
+    links = [link] * n if isinstance(link, str) else list(link)
+    for mode in set(links):
+        if mode not in ("union", "antecedent"):
+            raise ValueError(f"unknown link mode {mode!r} (union | antecedent)")
+    antecedent = np.array([mode == "antecedent" for mode in links], dtype=bool)
     uf = UnionFind(n)
-    if link == "union":
-        for a, b in zip(ii[proba > threshold], jj[proba > threshold], strict=True):
+    if len(ii):
+        sel = (proba > thr[jj]) & ~antecedent[jj]
+        for a, b in zip(ii[sel], jj[sel], strict=True):
             uf.union(int(a), int(b))
-    elif link == "antecedent":
-        best = np.full(n, -1.0)
-        arg = np.full(n, -1)
-        for a, b, p in zip(ii, jj, proba, strict=True):
-            if p > best[b]:
-                best[b], arg[b] = p, a
-        for b in range(n):
-            if arg[b] >= 0 and best[b] > threshold:
-                uf.union(int(arg[b]), b)
-    else:
-        raise ValueError(f"unknown link mode {link!r} (union | antecedent)")
+        if antecedent.any():
+            mat = np.full((n, n), -1.0)
+            mat[ii, jj] = proba
+            arg, best = mat.argmax(0), mat.max(0)  # argmax: the earliest of equally good antecedents
+            for b in np.nonzero(antecedent & (best > thr))[0]:
+                uf.union(int(arg[b]), int(b))
     return [uf.find(i) for i in range(n)]
+
+
+def per_mention(mentions: Sequence[Mention], settings: dict[str, Setting]) -> tuple[list[float], list[str]]:
+    """Threshold and link mode of every mention from per-kind settings (``event``/``entity``/``unknown``)."""
+    out = [settings.get(m.kind or "unknown", settings["unknown"]) for m in mentions]
+    return [float(x["threshold"]) for x in out], [str(x["link"]) for x in out]
 
 
 def _sha256(path: Path) -> str:
@@ -415,10 +451,11 @@ class LearnedChainLinker:
 
     def __init__(self, base: PairScorer, doc: PairScorer | None, config: dict[str, Any]):
         self.base, self.doc, self.config = base, doc, config
-        self.threshold = float(config.get("threshold", 0.5))
-        self.link = str(config.get("link", "union"))
-        self.doc_threshold = float(config.get("doc_threshold", self.threshold))
-        self.doc_link = str(config.get("doc_link", self.link))
+        default = {"link": "union", "threshold": 0.5}
+        settings = config.get("settings") or {}
+        self.settings: dict[str, dict[str, Setting]] = {
+            name: {k: dict(settings.get(name, {}).get(k, default)) for k in KIND_KEYS} for name in ("base", "doc")
+        }
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> LearnedChainLinker:
@@ -467,10 +504,7 @@ class LearnedChainLinker:
         config |= {
             "base_features": list(self.base.features),
             "doc_features": list(self.doc.features) if self.doc is not None else [],
-            "threshold": self.threshold,
-            "link": self.link,
-            "doc_threshold": self.doc_threshold,
-            "doc_link": self.doc_link,
+            "settings": self.settings,
             "weights_file": weights.name,
             "weights_sha256": _sha256(weights),
         }
@@ -506,6 +540,5 @@ class LearnedChainLinker:
         if not mentions:
             return []
         ii, jj, p, used = self.scores(mentions, sentence_index, docs)
-        if used:
-            return cluster(len(mentions), ii, jj, p, self.doc_threshold, self.doc_link)
-        return cluster(len(mentions), ii, jj, p, self.threshold, self.link)
+        thresholds, links = per_mention(mentions, self.settings["doc" if used else "base"])
+        return cluster(len(mentions), ii, jj, p, thresholds, links)

