@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from hybrid.atomic import atomic_write
-from hybrid.cli_common import run_cli
+from hybrid.cli_common import make_parser, positive_int, run_cli
 from hybrid.evaluation import per_query
 from hybrid.records import Run, Topic
 from hybrid.significance import holm, paired_test
@@ -93,16 +93,15 @@ def format_markdown(results: dict, baseline: str, measures: tuple[str, ...], sec
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hybrid.experiment", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = make_parser("python -m hybrid.experiment", __doc__, epilog=True)
     p.add_argument("--index", help="hybrid index (default: the bundled sample's)")
     p.add_argument("--topics", required=True, help="topics file, or 'sample'")
     p.add_argument("--qrels", help="qrels (default with --topics sample: the sample's)")
     p.add_argument("--recipes", nargs="+", required=True, help="bundled recipe names or recipe TOML paths")
     p.add_argument("--baseline", help="recipe name to compare against (default: the first)")
     p.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES))
-    p.add_argument("--hits", type=int, default=100)
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--hits", type=positive_int, default=100)
+    p.add_argument("--threads", type=positive_int, default=1)
     p.add_argument("--output-dir", required=True)
     p.add_argument("--artifacts", help="directory that relative artifact paths of recipes (trained models, dense "
                                        "indexes) resolve against (default: $HYBRID_ARTIFACTS)")

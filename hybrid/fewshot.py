@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hybrid.cli_common import run_cli
+from hybrid.cli_common import make_parser, positive_int, run_cli
 from hybrid.records import Hit, Run, Topic
 
 VARIANTS = ("bm25", "multifield", "dense-adhoc", "dense-tuned")
@@ -335,18 +335,17 @@ def mean_ap(queries: list[KShotQuery], run: Run, depth: int) -> dict[str, float]
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hybrid.fewshot", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = make_parser("python -m hybrid.fewshot", __doc__, epilog=True)
     p.add_argument("--index", required=True, help="hybrid index (for the sparse variants and passage lookups)")
     p.add_argument("--dense", help="dense index directory (for the dense variants)")
     p.add_argument("--topics", required=True, help="labelled topics JSONL with a 'cluster' per query (e.g. dev)")
     p.add_argument("--qrels", required=True)
-    p.add_argument("--k", type=int, nargs="+", default=list(range(2, 11)))
-    p.add_argument("--queries-per-k", type=int, default=100, help="k-shot queries per k (seeded sample)")
+    p.add_argument("--k", type=positive_int, nargs="+", default=list(range(2, 11)))
+    p.add_argument("--queries-per-k", type=positive_int, default=100, help="k-shot queries per k (seeded sample)")
     p.add_argument("--kinds", nargs="+", default=["event", "entity"], help="query kinds to build k-shot queries of")
     p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
-    p.add_argument("--depth", type=int, default=1000, help="ranking depth; MAP = AP@depth")
-    p.add_argument("--pool", type=int, default=500, help="dense-tuned reranks this many ad-hoc passages")
+    p.add_argument("--depth", type=positive_int, default=1000, help="ranking depth; MAP = AP@depth")
+    p.add_argument("--pool", type=positive_int, default=500, help="dense-tuned reranks this many ad-hoc passages")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", help="write the results (JSON) here")
     return p

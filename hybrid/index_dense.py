@@ -19,28 +19,27 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import run_cli
+from hybrid.cli_common import make_parser, positive_int, run_cli, unit_float
 from hybrid.errors import InputError
 
 
 def parser() -> argparse.ArgumentParser:
     from hybrid.dense.encoder import POOLINGS
 
-    p = argparse.ArgumentParser(prog="python -m hybrid.index_dense", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = make_parser("python -m hybrid.index_dense", __doc__, epilog=True)
     p.add_argument("--index", required=True, help="hybrid index directory (built by python -m hybrid.index)")
     p.add_argument("--encoder", default="minilm",
                    help="encoder: a folder saved by hybrid.train_dense, any local HF checkpoint, or minilm")
     p.add_argument("--output", help="dense index directory (default: <index>/dense)")
     p.add_argument("--hnsw", action="store_true", help="HNSW graph instead of exact flat inner product")
-    p.add_argument("--hnsw-m", type=int, default=32)
-    p.add_argument("--ef-construction", type=int, default=200)
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--hnsw-m", type=positive_int, default=32)
+    p.add_argument("--ef-construction", type=positive_int, default=200)
+    p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--pooling", choices=POOLINGS, help="override the encoder's pooling (raw checkpoints only)")
-    p.add_argument("--context-weight", type=float, help="override the context share of span+X pooling")
-    p.add_argument("--limit", type=int, help="encode the first N passages only (smoke tests)")
+    p.add_argument("--context-weight", type=unit_float, help="override the context share of span+X pooling")
+    p.add_argument("--limit", type=positive_int, help="encode the first N passages only (smoke tests)")
     p.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
-    p.add_argument("--threads", type=int, help="torch CPU threads")
+    p.add_argument("--threads", type=positive_int, help="torch CPU threads")
     p.add_argument("--overwrite", action="store_true")
     p.add_argument("--quiet", action="store_true")
     return p

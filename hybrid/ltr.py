@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hybrid.cli_common import run_cli
+from hybrid.cli_common import add_subparser, make_parser, positive_int, run_cli, run_tag
 from hybrid.errors import ConfigError, InputError
 
 log = logging.getLogger("hybrid.ltr")
@@ -46,7 +46,7 @@ DEFAULT_FEATURESET = Path(__file__).resolve().parent.parent / "ltr" / "configs" 
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index", required=True, help="hybrid index directory the run was retrieved from")
-    p.add_argument("--depth", type=int, default=100, help="rerank the top N hits of each query")
+    p.add_argument("--depth", type=positive_int, default=100, help="rerank the top N hits of each query")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", help="directory for cached feature matrices (reused when inputs match)")
     p.add_argument("--quiet", action="store_true")
@@ -59,7 +59,7 @@ def _inputs(p: argparse.ArgumentParser, prefix: str = "", required: bool = True,
     p.add_argument(f"{dash}spans", help="spans JSONL of the run (hybrid.search --spans): the matched mentions")
     if qrels:
         p.add_argument(f"{dash}qrels", required=required and prefix != "dev", help="relevance judgments")
-    p.add_argument(f"{dash}max-queries", type=int, help="use a seeded random sample of this many queries")
+    p.add_argument(f"{dash}max-queries", type=positive_int, help="use a seeded random sample of this many queries")
 
 
 def _learner(p: argparse.ArgumentParser) -> None:
@@ -72,34 +72,33 @@ def _learner(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hybrid.ltr", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = make_parser("python -m hybrid.ltr", __doc__, epilog=True)
     sub = p.add_subparsers(dest="command", required=True)
 
-    t = sub.add_parser("train", help="train a model on a labelled first-stage run")
+    t = add_subparser(sub, "train", help="train a model on a labelled first-stage run")
     _common(t), _inputs(t), _learner(t)
     t.add_argument("--output", required=True, help="model directory to write")
     t.add_argument("--overwrite", action="store_true")
-    t.add_argument("--cv", type=int, metavar="K", help="also report K-fold CV (folds grouped by topic)")
+    t.add_argument("--cv", type=positive_int, metavar="K", help="also report K-fold CV (folds grouped by topic)")
     _inputs(t, "dev", required=False)
     t.add_argument("--importance", metavar="PNG", help="write a feature-importance plot (and print the table)")
 
-    r = sub.add_parser("rerank", help="rerank a first-stage run with a trained model")
+    r = add_subparser(sub, "rerank", help="rerank a first-stage run with a trained model")
     _common(r), _inputs(r, qrels=False)
     r.add_argument("--model", required=True)
     r.add_argument("--featureset", help="check the model against this feature set (refused if it differs)")
     r.add_argument("--qrels", help="evaluate the reranked run")
     r.add_argument("--output", required=True, help="TREC run to write")
     r.add_argument("--output-spans", help="also write the spans JSONL of the reranked run")
-    r.add_argument("--tag", default=None)
+    r.add_argument("--tag", type=run_tag, default=None)
 
-    a = sub.add_parser("ablate", help="retrain without each feature group; metric deltas with paired tests")
+    a = add_subparser(sub, "ablate", help="retrain without each feature group; metric deltas with paired tests")
     _common(a), _inputs(a), _learner(a)
     _inputs(a, "test", required=False)
-    a.add_argument("--cv", type=int, default=5, metavar="K", help="folds when no --test-run is given")
+    a.add_argument("--cv", type=positive_int, default=5, metavar="K", help="folds when no --test-run is given")
     a.add_argument("--output", help="write the markdown table here too")
 
-    e = sub.add_parser("export", help="write features in SVMlight/LETOR format")
+    e = add_subparser(sub, "export", help="write features in SVMlight/LETOR format")
     _common(e), _inputs(e, required=True, qrels=False)
     e.add_argument("--qrels", help="labels (0 when absent)")
     e.add_argument("--featureset", default=str(DEFAULT_FEATURESET))
@@ -107,16 +106,16 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--zero-based", action="store_true", help="number features from 0 (default 1, as RankLib)")
     e.add_argument("--output", required=True)
 
-    f = sub.add_parser("features", help="list every feature (name, group, documentation) and unavailable groups")
+    f = add_subparser(sub, "features", help="list every feature (name, group, documentation) and unavailable groups")
     f.add_argument("--group", help="only this group")
     f.add_argument("--markdown", action="store_true", help="as a markdown table")
 
-    i = sub.add_parser("importance", help="feature importance of a model (table + PNG)")
+    i = add_subparser(sub, "importance", help="feature importance of a model (table + PNG)")
     _common(i), _inputs(i, required=False)
     i.add_argument("--model", required=True)
     i.add_argument("--png", help="plot to write")
-    i.add_argument("--top", type=int, default=30)
-    i.add_argument("--repeats", type=int, default=1, help="permutations per feature")
+    i.add_argument("--top", type=positive_int, default=30)
+    i.add_argument("--repeats", type=positive_int, default=1, help="permutations per feature")
     return p
 
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import fields
 from pathlib import Path
 
-from hybrid.cli_common import run_cli
+from hybrid.cli_common import add_subparser, make_parser, positive_int, run_cli, run_tag
 from hybrid.errors import InputError
 
 RETRIEVERS = ("multifield", "bm25")
@@ -31,19 +31,19 @@ RETRIEVERS = ("multifield", "bm25")
 def _add_train(sub) -> None:
     from ltr.reader.train import TrainConfig
 
-    p = sub.add_parser("train", help="build the training pool (if missing) and train a reader")
+    p = add_subparser(sub, "train", help="build the training pool (if missing) and train a reader")
     p.add_argument("--index", help="hybrid index for the retriever (needed only to build the pool)")
     p.add_argument("--corpus", help="corpus JSONL with mention 'cluster' ids and passage 'split' (for the pool)")
     p.add_argument("--queries", help="training queries JSONL with 'cluster' (for the pool)")
     p.add_argument("--splits", default="train", help="comma-separated corpus splits whose labels may be used")
     p.add_argument("--pool", required=True, help="training pool JSONL (built here when it does not exist)")
     p.add_argument("--retriever", choices=RETRIEVERS, default="multifield", help="candidate source for negatives")
-    p.add_argument("--depth", type=int, default=30, help="candidates retrieved per query for negatives")
+    p.add_argument("--depth", type=positive_int, default=30, help="candidates retrieved per query for negatives")
     p.add_argument("--output", required=True, help="directory of the trained reader")
     p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the GPU when present)")
     p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
-    p.add_argument("--stop-after", type=int, help="stop after N steps of this call (resumable)")
-    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--stop-after", type=positive_int, help="stop after N steps of this call (resumable)")
+    p.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--quiet", action="store_true")
     defaults = TrainConfig()
     for f in fields(TrainConfig):
@@ -57,15 +57,15 @@ def _add_train(sub) -> None:
 
 
 def _add_rerank(sub) -> None:
-    p = sub.add_parser("rerank", help="rerank the top-k of a run; write the run and the extracted spans")
+    p = add_subparser(sub, "rerank", help="rerank the top-k of a run; write the run and the extracted spans")
     p.add_argument("--model", required=True, help="trained reader directory")
     p.add_argument("--run", required=True, help="TREC run to rerank")
     p.add_argument("--topics", required=True, help="topics TSV/JSONL of the run")
     p.add_argument("--index", required=True, help="hybrid index holding the passages")
-    p.add_argument("--rerank-depth", type=int, default=50)
+    p.add_argument("--rerank-depth", type=positive_int, default=50)
     p.add_argument("--output", required=True, help="reranked TREC run")
     p.add_argument("--spans", help="JSONL of extracted spans (qid, docid, rank, start, end, text, score)")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--span-source", choices=("predicted", "mentions"), default="predicted",
                    help="score only the predicted span (CoreSearch), or also every indexed mention of the passage")
     p.add_argument("--interpolate", metavar="W",
@@ -73,24 +73,23 @@ def _add_rerank(sub) -> None:
                         "(0 <= W <= 1, or per kind: 'event=0.35;entity=0.65'; default: the reader score alone, "
                         "as CoreSearch)")
     p.add_argument("--device", help="cpu, cuda ... (default: the GPU when present)")
-    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
-    p.add_argument("--tag", default="reader")
+    p.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--tag", type=run_tag, default="reader")
     p.add_argument("--qrels", help="evaluate before/after against these qrels")
     p.add_argument("--quiet", action="store_true")
 
 
 def _add_evaluate(sub) -> None:
-    p = sub.add_parser("evaluate-spans", help="EM / token F1 of extracted spans against gold coreferring mentions")
+    p = add_subparser(sub, "evaluate-spans", help="EM / token F1 of extracted spans against gold coreferring mentions")
     p.add_argument("--spans", required=True)
     p.add_argument("--corpus", required=True, help="corpus JSONL with mention 'cluster' ids")
     p.add_argument("--queries", required=True, help="queries JSONL with 'cluster' ids")
-    p.add_argument("--top", type=int, help="only hits ranked <= TOP")
+    p.add_argument("--top", type=positive_int, help="only hits ranked <= TOP")
     p.add_argument("--json", action="store_true")
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hybrid.reader", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = make_parser("python -m hybrid.reader", __doc__, epilog=True)
     sub = p.add_subparsers(dest="command", required=True)
     _add_train(sub)
     _add_rerank(sub)

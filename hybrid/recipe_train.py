@@ -25,24 +25,23 @@ import sys
 import time
 from pathlib import Path
 
-from hybrid.cli_common import run_cli
+from hybrid.cli_common import make_parser, positive_int, run_cli
 from hybrid.errors import ConfigError
 
 log = logging.getLogger("hybrid.recipe_train")
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hybrid.recipe_train", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = make_parser("python -m hybrid.recipe_train", __doc__, epilog=True)
     p.add_argument("recipe", help="bundled recipe name or recipe TOML path (a pipeline with an ltr reranker)")
     p.add_argument("--index", required=True)
     p.add_argument("--topics", required=True, help="TRAINING topics")
     p.add_argument("--qrels", required=True, help="their relevance judgments")
     p.add_argument("--artifacts", help="artifacts directory (default: $HYBRID_ARTIFACTS)")
-    p.add_argument("--max-queries", type=int, help="override the recipe's train_queries (seeded sample)")
+    p.add_argument("--max-queries", type=positive_int, help="override the recipe's train_queries (seeded sample)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--hits", type=int, default=100)
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--hits", type=positive_int, default=100)
+    p.add_argument("--threads", type=positive_int, default=1)
     p.add_argument("--overwrite", action="store_true", help="replace an existing model")
     return p
 

@@ -18,11 +18,10 @@ import argparse
 import base64
 import html
 import io
-import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import run_cli
+from hybrid.cli_common import make_parser, output_file, positive_int, run_cli
 from hybrid.evaluation import per_query
 from hybrid.records import Run, Topic
 
@@ -44,12 +43,20 @@ def highlight(text: str, start: int | None, end: int | None, css: str) -> str:
 
 
 def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int]]:
+    """(qid, docid) -> (start, end) from a spans JSONL; a malformed line is an InputError naming it."""
+    from hybrid.errors import InputError
+    from hybrid.formats.lines import iter_lines, optional, parse_json_object, require
+
     spans = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            if row.get("start") is not None:
-                spans[(row["qid"], row["docid"])] = (row["start"], row["end"])
+    for number, line in iter_lines(path):
+        row = parse_json_object(path, number, line)
+        qid, docid = require(path, number, row, "qid", str), require(path, number, row, "docid", str)
+        start, end = optional(path, number, row, "start", int), optional(path, number, row, "end", int)
+        if start is None and end is None:
+            continue
+        if start is None or end is None or not 0 <= start < end:
+            raise InputError(path, number, f"span [{start}, {end}) is not a character span (0 <= start < end)")
+        spans[(qid, docid)] = (start, end)
     return spans
 
 
@@ -128,16 +135,15 @@ def render(topics: list[Topic], run: Run, qrels: dict, passage_text, groups: dic
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hybrid.report", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = make_parser("python -m hybrid.report", __doc__, epilog=True)
     p.add_argument("--run", required=True)
     p.add_argument("--qrels", required=True)
     p.add_argument("--topics", required=True)
     p.add_argument("--index", required=True, help="hybrid index (passage texts)")
     p.add_argument("--spans", help="spans JSONL from hybrid.search --spans or the reader")
     p.add_argument("--baseline", help="baseline run for the per-query delta plot")
-    p.add_argument("--depth", type=int, default=10, help="results shown per query")
-    p.add_argument("--output", required=True)
+    p.add_argument("--depth", type=positive_int, default=10, help="results shown per query")
+    p.add_argument("--output", required=True, type=output_file)
     return p
 
 

@@ -29,7 +29,15 @@ import sys
 import time
 from pathlib import Path
 
-from hybrid.cli_common import run_cli
+from hybrid.cli_common import (
+    make_parser,
+    non_negative_float,
+    output_file,
+    positive_int,
+    run_cli,
+    run_tag,
+    unit_float,
+)
 from hybrid.errors import InputError
 from hybrid.formats.lines import SkipReport
 
@@ -44,14 +52,13 @@ def parser() -> argparse.ArgumentParser:
     from hybrid.retrieval.bm25f import DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
     from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS
 
-    p = argparse.ArgumentParser(prog="python -m hybrid.search", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = make_parser("python -m hybrid.search", __doc__, epilog=True)
     p.add_argument("--topics", required=True,
                    help="topics TSV/JSONL, or 'sample' for the bundled ECB+ sample topics")
     p.add_argument("--index", help="hybrid index directory (default: the bundled sample, built on first use)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="sharded index: search its shards in this process (Java threads) or on Ray actors")
-    p.add_argument("--output", help="TREC run to write (default: run.<model>.trec)")
+    p.add_argument("--output", type=output_file, help="TREC run to write (default: run.<model>.trec)")
     p.add_argument("--model", choices=MODELS, default="multifield")
     p.add_argument("--query", choices=QUERY_FORMULATIONS, default="sentence",
                    help="query formulation for --model bm25")
@@ -76,14 +83,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fusion-weights", default="",
                    help="fused: one weight per --fuse model, e.g. '0.6,0.4', optionally per kind: "
                         "'event=0.55,0.45;entity=0.6,0.4' (default: equal weights; see BENCHMARKS.md)")
-    p.add_argument("--depth", type=int, help="fused: hits each component fetches (default: --hits)")
-    p.add_argument("--hits", type=int, default=100, help="passages per query")
-    p.add_argument("--k1", type=float, default=0.9)
-    p.add_argument("--b", type=float, default=0.4)
-    p.add_argument("--threads", type=int, default=1, help="search threads")
-    p.add_argument("--batch-size", type=int, default=256, help="topics handed to the Java searcher at once")
-    p.add_argument("--tag", help="run tag (default: the model name)")
-    p.add_argument("--spans", help="also write a JSONL of the best mention span per hit")
+    p.add_argument("--depth", type=positive_int, help="fused: hits each component fetches (default: --hits)")
+    p.add_argument("--hits", type=positive_int, default=100, help="passages per query")
+    p.add_argument("--k1", type=non_negative_float, default=0.9, help="BM25 term saturation")
+    p.add_argument("--b", type=unit_float, default=0.4, help="BM25 length normalisation")
+    p.add_argument("--threads", type=positive_int, default=1, help="search threads")
+    p.add_argument("--batch-size", type=positive_int, default=256, help="topics handed to the Java searcher at once")
+    p.add_argument("--tag", type=run_tag, help="run tag (default: the model name)")
+    p.add_argument("--spans", type=output_file, help="also write a JSONL of the best mention span per hit")
     p.add_argument("--qrels", help="evaluate the run against these qrels after writing it")
     p.add_argument("--skip-bad", action="store_true", help="skip malformed topics (reported) instead of failing")
     p.add_argument("--quiet", action="store_true")
@@ -172,8 +179,6 @@ def check_run_outputs(args: argparse.Namespace, output: str, topics: str | Path,
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.hits < 1:
-        raise InputError(None, None, "--hits must be >= 1")
     if args.depth is not None and args.depth < args.hits:
         raise InputError(None, None, "--depth must be >= --hits")
     from hybrid.evaluation import evaluate

@@ -18,15 +18,14 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import run_cli
+from hybrid.cli_common import make_parser, non_negative_float, positive_int, run_cli, unit_float
 from hybrid.errors import InputError
 
 
 def parser() -> argparse.ArgumentParser:
     from hybrid.dense.encoder import POOLINGS
 
-    p = argparse.ArgumentParser(prog="python -m hybrid.train_dense", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = make_parser("python -m hybrid.train_dense", __doc__, epilog=True)
     p.add_argument("--index", required=True, help="hybrid index of the corpus (candidate spans, BM25 negatives)")
     p.add_argument("--corpus", required=True, help="corpus JSONL with gold 'cluster' labels and a 'split' field")
     p.add_argument("--topics", required=True, help="training topics JSONL with a 'cluster' per query")
@@ -35,24 +34,26 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--base", default="minilm", help="starting checkpoint: local folder, cached HF name, or minilm")
     p.add_argument("--pairs", help="cache of mined training pairs (JSONL); built when missing")
     p.add_argument("--negatives", choices=("multifield", "bm25", "none"), default="multifield")
-    p.add_argument("--top", type=int, default=20, help="hard negatives come from the BM25 top-N")
-    p.add_argument("--steps", type=int, default=1000)
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--lr", type=float, default=2e-5)
-    p.add_argument("--warmup", type=float, default=0.1, help="warm-up fraction of the steps")
-    p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--scale", type=float, default=20.0, help="inverse softmax temperature over cosine scores")
+    p.add_argument("--top", type=positive_int, default=20, help="hard negatives come from the BM25 top-N")
+    p.add_argument("--steps", type=positive_int, default=1000)
+    p.add_argument("--batch-size", type=positive_int, default=8)
+    p.add_argument("--lr", type=non_negative_float, default=2e-5)
+    p.add_argument("--warmup", type=unit_float, default=0.1, help="warm-up fraction of the steps")
+    p.add_argument("--weight-decay", type=non_negative_float, default=0.01)
+    p.add_argument("--scale", type=non_negative_float, default=20.0,
+                   help="inverse softmax temperature over cosine scores")
     p.add_argument("--seed", type=int, default=13)
-    p.add_argument("--max-minutes", type=float, help="wall-clock budget; the model is saved when it runs out")
-    p.add_argument("--checkpoint-every", type=int, default=200)
+    p.add_argument("--max-minutes", type=non_negative_float,
+                   help="wall-clock budget; the model is saved when it runs out")
+    p.add_argument("--checkpoint-every", type=positive_int, default=200)
     p.add_argument("--pooling", choices=POOLINGS, default="span+mean")
-    p.add_argument("--context-weight", type=float, default=0.5)
+    p.add_argument("--context-weight", type=unit_float, default=0.5)
     p.add_argument("--separate", action="store_true", help="separate query and passage encoders")
     p.add_argument("--mark-passage", action="store_true", help="also mark candidate mentions in passages")
     p.add_argument("--train-embeddings", action="store_true", help="also train the word embeddings (slower)")
-    p.add_argument("--threads", type=int, help="torch CPU threads (1 is fastest on a busy shared machine)")
+    p.add_argument("--threads", type=positive_int, help="torch CPU threads (1 is fastest on a busy shared machine)")
     p.add_argument("--any-kind", action="store_true", help="do not mask candidates of the other kind")
-    p.add_argument("--limit-queries", type=int, help="train on the first N queries only (smoke runs)")
+    p.add_argument("--limit-queries", type=positive_int, help="train on the first N queries only (smoke runs)")
     p.add_argument("--no-resume", action="store_true")
     p.add_argument("--keep-checkpoint", action="store_true")
     p.add_argument("--quiet", action="store_true")

@@ -14,6 +14,7 @@ from hybrid.formats.lines import iter_lines, split_columns
 
 Qrels = dict[str, dict[str, int]]
 QRELS_COLUMNS = ("qid", "iter", "docid", "relevance")
+MAX_RELEVANCE = 2**31  # trec_eval and pytrec_eval store relevance in a C int
 
 
 def read_qrels(path: str | Path) -> Qrels:
@@ -26,6 +27,9 @@ def read_qrels(path: str | Path) -> Qrels:
             relevance = int(rel)
         except ValueError:
             raise InputError(path, number, f"relevance {rel!r} is not an integer") from None
+        if abs(relevance) >= MAX_RELEVANCE:
+            raise InputError(path, number, f"relevance {rel} is out of range (a 32-bit integer, |relevance| < 2**31, "
+                                           "as trec_eval reads it)")
         judged = qrels.setdefault(qid, {})
         if docid in judged:
             how = "conflicting" if judged[docid] != relevance else "duplicate"

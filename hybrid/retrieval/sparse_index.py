@@ -36,10 +36,23 @@ class SparseIndex:
                 raise IndexMissingError(f"{self.path} lacks its {part}/ Lucene index; rebuild it")
         start_jvm()
         searcher_class = pyserini_searcher_class()
-        self.passages = searcher_class(str(self.path / PASSAGES))
-        self.mentions = searcher_class(str(self.path / MENTIONS))
+        self.passages = self._open_lucene(searcher_class, PASSAGES)
+        self.mentions = self._open_lucene(searcher_class, MENTIONS)
         self._passage_cache = lru_cache(maxsize=65536)(self._load_passage)
         self._doc_passages = lru_cache(maxsize=8192)(self._load_document_passage_ids)
+
+    def _open_lucene(self, searcher_class, part: str):
+        """Open one Lucene index; a damaged one (CorruptIndexException, EOF, ...) says which and how to rebuild."""
+        try:
+            return searcher_class(str(self.path / part))
+        except Exception as exc:  # jnius.JavaException: Lucene found the files unreadable
+            problem = (getattr(exc, "innermessage", None) or str(exc)).strip().splitlines()
+            problem = problem[0].removeprefix("JVM exception occurred: ") if problem else type(exc).__name__
+            corpus = self.metadata.get("config", {}).get("corpus", "CORPUS")
+            raise IndexMissingError(
+                f"index {self.path} is damaged: Lucene cannot open its {part}/ ({problem}); rebuild it with "
+                f"`python -m hybrid.index --corpus {corpus} --index {self.path} --overwrite`"
+            ) from None
 
     @cached_property
     def annotation_config(self) -> AnnotationConfig:
