@@ -50,11 +50,12 @@ class Detector(Protocol):
 
 class ChainLinker(Protocol):
     """Within-document coreference: the pairs ``((i, j), (k, l))`` of mentions (passage index, mention
-    index) to put in one chain; the annotator unions them with the gold chains it keeps."""
+    index) to put in one chain, given the document's passages, their mentions and the spaCy parses of
+    the passages that were parsed; the annotator unions them with the gold chains it keeps."""
 
-    def __call__(self, doc: list[Passage], mentions: list[list[Mention]]) -> Iterable[
-        tuple[tuple[int, int], tuple[int, int]]
-    ]: ...
+    def __call__(
+        self, doc: list[Passage], mentions: list[list[Mention]], parses: dict[int, Any]
+    ) -> Iterable[tuple[tuple[int, int], tuple[int, int]]]: ...
 
 
 class HeuristicDetector:
@@ -75,9 +76,9 @@ class RuleDetector:
         return rule_mentions(doc)
 
 
-def heuristic_links(doc: list[Passage], mentions: list[list[Mention]]) -> Iterator[
-    tuple[tuple[int, int], tuple[int, int]]
-]:
+def heuristic_links(
+    doc: list[Passage], mentions: list[list[Mention]], parses: dict[int, Any] | None = None
+) -> Iterator[tuple[tuple[int, int], tuple[int, int]]]:
     """The string heuristic of :mod:`features.coref` over every pair of the document's mentions."""
     flat = [((i, j), m) for i, ms in enumerate(mentions) for j, m in enumerate(ms)]
     for a in range(len(flat)):
@@ -97,7 +98,7 @@ def make_detector(name: str) -> Detector:
             from features.mention_head import LearnedMentionDetector  # type: ignore[import-not-found]
         except ImportError:
             raise ValueError(f"--detect {name} needs features/mention_head.py (not in this checkout)") from None
-        learned = LearnedMentionDetector()
+        learned = LearnedMentionDetector.load()  # the shipped weights (sha256-checked)
         if name == "learned":
             return learned
         rules = RuleDetector()
@@ -114,9 +115,35 @@ def _union(*lists: list[Mention]) -> list[Mention]:
 
 
 def make_linker(name: str) -> ChainLinker:
+    """The named chain linker: ``heuristic``, or ``learned`` (:mod:`features.coref_model`, when installed)."""
     if name == "heuristic":
         return heuristic_links
-    raise ValueError(f"unknown chain linker {name!r}; choose heuristic")
+    if name == "learned":
+        try:
+            from features.coref_model import LearnedChainLinker
+        except ImportError:
+            raise ValueError("--chains learned needs features/coref_model.py (not in this checkout)") from None
+        return _cluster_links(LearnedChainLinker.load())
+    raise ValueError(f"unknown chain linker {name!r}; choose heuristic or learned")
+
+
+def _cluster_links(model: Any) -> ChainLinker:
+    """A linker from a model with ``chains(mentions, sentence_index, docs) -> cluster numbers`` (one document)."""
+
+    def links(doc: list[Passage], mentions: list[list[Mention]], parses: dict[int, Any]) -> Iterator[
+        tuple[tuple[int, int], tuple[int, int]]
+    ]:
+        flat = [((i, j), m) for i, ms in enumerate(mentions) for j, m in enumerate(ms)]
+        docs = [parses[i] for i in range(len(doc))] if all(i in parses for i in range(len(doc))) else None
+        clusters = model.chains([m for _, m in flat], [i for (i, _), _ in flat], docs)
+        first: dict[int, tuple[int, int]] = {}
+        for (key, _), cluster in zip(flat, clusters, strict=True):
+            if cluster in first:
+                yield first[cluster], key
+            else:
+                first[cluster] = key
+
+    return links
 
 
 @dataclass(frozen=True)
@@ -133,7 +160,7 @@ class AnnotationConfig:
     model: str = DEFAULT_MODEL  # spaCy pipeline (name or path) that parses passages, once each
     ner: str = "spacy"  # context entities: spacy (the shared parse) | heuristic | another spaCy model
     detect: str = "rules"  # heuristic | rules | learned | union
-    chains: str = "heuristic"  # within-document chain linker for auto mentions
+    chains: str = "heuristic"  # within-document chain linker for auto mentions: heuristic | learned
     context_window: int = 0  # +-N sentences around the mention's sentence
     gold_ner: bool = True  # (corpus) use annotated entity mentions as the ner field when present
     gold_chains: bool = True  # (corpus) use annotated chain ids when present
@@ -323,7 +350,7 @@ class Annotator:
             mentions.append(found)
         return entities, mentions, arguments
 
-    def _chains(self, doc: list[Passage], mentions: list[list[Mention]]) -> list[list[str]]:
+    def _chains(self, doc: list[Passage], mentions: list[list[Mention]], parses: dict[int, Any]) -> list[list[str]]:
         flat = [(i, j, m) for i, ms in enumerate(mentions) for j, m in enumerate(ms)]
         index = {(i, j): n for n, (i, j, _) in enumerate(flat)}
         uf = _UnionFind(len(flat))
@@ -336,7 +363,7 @@ class Annotator:
                 else:
                     first_of_chain[m.chain] = n
         gold = [bool(m.chain) and use_gold for _, _, m in flat]
-        for a, b in self.linker(doc, mentions):
+        for a, b in self.linker(doc, mentions, parses):
             na, nb = index[a], index[b]
             if not gold[na] or not gold[nb]:
                 uf.union(na, nb)
@@ -358,7 +385,7 @@ class Annotator:
             ids = [i for i, p in enumerate(doc) if self._needs_parse(p)]
             parsed = dict(zip(ids, self.parse(doc[i].text for i in ids), strict=True))
         entities, mentions, arguments = self._detect(doc, parsed)
-        return self._records(doc, entities, mentions, arguments)
+        return self._records(doc, entities, mentions, arguments, parsed)
 
     def _records(
         self,
@@ -366,8 +393,9 @@ class Annotator:
         entities: list[list[EntitySpan]],
         mentions: list[list[Mention]],
         arguments: dict[tuple[int, int, int], list[tuple[str, str]]],
+        parses: dict[int, Any],
     ) -> list[list[MentionRecord]]:
-        chains = self._chains(doc, mentions)
+        chains = self._chains(doc, mentions, parses)
         members: dict[str, list[tuple[int, int]]] = {}
         for i, ms in enumerate(mentions):
             for j, _ in enumerate(ms):
@@ -434,7 +462,7 @@ class Annotator:
         if topic.kind != ENTITY and parsed[0].has_annotation("DEP"):
             arguments[(0, topic.start, topic.end)] = event_arguments(parsed[0], topic.start, topic.end)
         found = sorted([query_mention, *others], key=lambda m: (m.start, m.end))
-        records = self._records([passage], entities, [found], arguments)[0]
+        records = self._records([passage], entities, [found], arguments, parsed)[0]
         for record in records:
             if record.start == topic.start and record.end == topic.end and record.source == "query":
                 return record

@@ -33,7 +33,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--detect", default="rules",
                    help="mention detector: rules (spaCy rules), heuristic (no model), learned or union "
                         "(when features/mention_head.py is installed); a spaCy model name sets --spacy-model")
-    p.add_argument("--chains", default="heuristic", help="within-document chain linker for automatic mentions")
+    p.add_argument("--chains", default="heuristic",
+                   help="within-document chain linker: heuristic, or learned (features/coref_model.py, when installed)")
     p.add_argument("--spacy-processes", type=int, default=1,
                    help="spaCy worker processes for big corpora (2 pays off on 2 cores from a few thousand passages)")
     p.add_argument("--context-window", type=non_negative_int, default=0, help="+-N sentences in the context field")
