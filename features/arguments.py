@@ -8,8 +8,9 @@ label      dependents
 =========  =====================================================================================
 ARG0       ``nsubj``; the object of a passive's ``agent`` (``by police``); a nominal's ``poss``
 ARG1       ``dobj``/``obj``/``nsubjpass``; the object of a nominal's ``of`` (``arrest of Reid``)
-TIME       a DATE/TIME entity attached to the event (``npadvmod``, or a preposition's object)
-PLACE      a GPE/LOC/FAC entity attached to the event through a preposition
+TIME       a DATE/TIME entity attached to the event (``npadvmod``, or a preposition's object, also
+           through the event's object)
+PLACE      a GPE/LOC/FAC entity attached to the event (or to its object) through a preposition
 ARGM       any other object of a preposition attached to the event
 =========  =====================================================================================
 
@@ -78,6 +79,11 @@ def event_arguments(doc: Any, start: int, end: int) -> list[tuple[str, str]]:
         dep = child.dep_
         if dep in SUBJECT_DEPS:
             add(child, SUBJECT_DEPS[dep])
+            # "arrested the actress in Malibu": the parser often hangs the event's place or time on its object
+            for prep in (c for c in child.children if c.dep_ == "prep" and dep in ("dobj", "obj")):
+                for obj in prep.children:
+                    if obj.dep_ == "pobj" and obj.ent_type_ in TIME_LABELS | PLACE_LABELS:
+                        add(obj, "ARGM")
         elif dep == "agent" or (dep == "poss" and nominal):
             for obj in [child] if dep == "poss" else [c for c in child.children if c.dep_ == "pobj"]:
                 add(obj, "ARG0")
