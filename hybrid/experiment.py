@@ -112,11 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from hybrid.errors import ConfigError
     from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.runs import write_run
+    from hybrid.formats.runs import write_run_set
     from hybrid.formats.topics import read_topics
     from hybrid.recipes import Context, load_recipe
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.sample import sample_index, sample_paths
+    from indexes.lucene import versions
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":
@@ -145,8 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     context = Context(index=index, hits=args.hits, threads=args.threads, artifacts=args.artifacts)
     runs, seconds = run_recipes(recipes, topics, context)
-    for name, run in runs.items():
-        write_run(run, out / f"{name}.trec", tag=name)
+    command = argv if argv is not None else sys.argv[1:]
+    for recipe in recipes:
+        write_run_set(runs[recipe.name], out / f"{recipe.name}.trec", tag=recipe.name, meta={
+            "queries": len(topics), "seconds": round(seconds[recipe.name], 2), "model": recipe.name,
+            "recipe": {"name": recipe.name, "file": str(recipe.source.path), "system": recipe.system},
+            "index": str(index.path), "hits": args.hits, "argv": command, "versions": versions()})
     compared = compare(runs, qrels, groups, baseline, measures)
     with atomic_write(out / "per_query.tsv") as handle:
         handle.write("system\tqid\tkind\tmeasure\tvalue\n")

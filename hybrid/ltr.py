@@ -268,7 +268,7 @@ def _importance(model, matrix, qrels, png: str | None, top: int, seed: int, repe
 
 def cmd_rerank(args: argparse.Namespace) -> int:
     from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.runs import write_run
+    from hybrid.formats.runs import write_run_set
     from ltr.featureset import load_featureset
     from ltr.model import TrainedModel
     from ltr.pipeline import LtrReranker
@@ -283,16 +283,13 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     run = reranker.rerank(inputs.topics, inputs.run)
     elapsed = time.perf_counter() - started
-    write_run(run, args.output, tag=args.tag or reranker.name, spans_path=args.output_spans)
-    from hybrid.atomic import atomic_write
     from ltr.model import ltr_versions
 
     meta = {"run": args.output, "queries": len(inputs.topics), "seconds": round(elapsed, 2),
             "ms_per_query": round(1000 * elapsed / max(len(inputs.topics), 1), 2), **reranker.timing,
             "model": args.model, "learner": model.learner, "featureset": model.featureset.name,
             "fingerprint": model.fingerprint, "argv": sys.argv[1:], "versions": ltr_versions()}
-    with atomic_write(f"{args.output}.meta.json") as out:
-        out.write(json.dumps(meta, indent=2, default=str) + "\n")
+    write_run_set(run, args.output, tag=args.tag or reranker.name, spans_path=args.output_spans, meta=meta)
     print(json.dumps({k: meta[k] for k in ("run", "queries", "seconds", "ms_per_query")}), file=sys.stderr)
     if args.qrels_path:
         _evaluate(read_qrels(args.qrels_path), run, inputs.kinds, "reranked")

@@ -145,7 +145,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
-    from hybrid.formats.runs import read_run, write_run
+    from hybrid.formats.runs import read_run, write_run_set
     from hybrid.formats.topics import read_topics
     from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.lucene import versions
@@ -177,19 +177,14 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     elapsed = time.time() - started
     if weights is not None:
         reranked = interpolate(reranked, weights, kinds={t.qid: t.kind for t in topics})
-    write_run(reranked, args.output, tag=args.tag)
-    if args.spans:
-        write_spans(reranked, args.spans)
     pairs = sum(min(len(h), args.rerank_depth) for h in run.values())
     meta = {"run": args.output, "input_run": args.run, "model": args.model, "queries": len(topics), "pairs": pairs,
             "seconds": round(elapsed, 2), "pairs_per_second": round(pairs / elapsed, 1) if elapsed > 0 else None,
             "device": str(reader.device), "rerank_depth": args.rerank_depth,
             "interpolate": None if weights is None else str(weights)}
-    from hybrid.atomic import atomic_write
-
-    with atomic_write(f"{args.output}.meta.json") as out:
-        out.write(json.dumps(dict(meta, config=vars(args), reader=reader.meta.get("training", {}).get("config"),
-                                  versions=versions()), indent=2, default=str) + "\n")
+    write_run_set(reranked, args.output, tag=args.tag, spans_path=args.spans, spans_writer=write_spans,
+                  meta=dict(meta, config=vars(args), reader=reader.meta.get("training", {}).get("config"),
+                            versions=versions()))
     print(json.dumps(meta), file=sys.stderr)
     if args.qrels:
         from hybrid.eval import format_table

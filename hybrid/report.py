@@ -107,6 +107,15 @@ def render(topics: list[Topic], run: Run, qrels: dict, passage_text, groups: dic
         parts.append(f"<h2>Per-query AP@100 against the baseline</h2><p>{better} better, {worse} worse, "
                      f"{len(deltas) - better - worse} equal.</p>")
         parts.append(f"<img id='delta-plot' alt='per-query AP@100 differences' src='{delta_plot(deltas, groups)}'>")
+        parts.append("<table id='delta-by-kind'><tr><th>queries</th><th>run AP@100</th><th>baseline AP@100</th>"
+                     "<th>mean difference</th></tr>")
+        for group in ["all", *sorted({groups.get(t.qid, "unknown") for t in judged})]:
+            qids = [t.qid for t in judged if group == "all" or groups.get(t.qid, "unknown") == group]
+            if qids:
+                mine, theirs = (sum(values[q] for q in qids) / len(qids) for values in (scores["AP@100"], base))
+                parts.append(f"<tr><td>{html.escape(group)} ({len(qids)})</td><td>{mine:.3f}</td>"
+                             f"<td>{theirs:.3f}</td><td>{mine - theirs:+.3f}</td></tr>")
+        parts.append("</table>")
     for topic in topics:
         rel = qrels.get(topic.qid, {})
         kind = groups.get(topic.qid, "")
@@ -151,8 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from hybrid.atomic import atomic_write
     from hybrid.formats import read_qrels, read_run, read_topics
+    from hybrid.formats.runs import read_run_meta
     from hybrid.retrieval.sparse_index import SparseIndex
 
+    read_run_meta(args.run, args.spans)  # a meta or spans file that does not belong to the run is an error
+    if args.baseline:
+        read_run_meta(args.baseline)
     index = SparseIndex(args.index)
     topics = read_topics(args.topics, resolve=index.passage_text)
     run = read_run(args.run)

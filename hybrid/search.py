@@ -183,11 +183,12 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError(None, None, "--depth must be >= --hits")
     from hybrid.evaluation import evaluate
     from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.runs import write_run
+    from hybrid.formats.runs import write_run_set
     from hybrid.formats.topics import read_topics
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.sample import sample_index, sample_paths
     from hybrid.scale.sharded_search import open_index
+    from indexes.lucene import versions
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":
@@ -205,22 +206,24 @@ def main(argv: list[str] | None = None) -> int:
     run = retriever.search(topics, args.hits)
     elapsed = time.time() - started
     components = getattr(retriever, "component_runs", {}) if args.model == "fused" else {}
-    for name, component in components.items():
-        spans = component_path(output, name, ".spans.jsonl") if args.spans else None
-        write_run(component, component_path(output, name), tag=name, spans_path=spans and Path(spans))
-        if spans:
-            _fill_spans(spans, index)
-    write_run(run, output, tag=args.tag or retriever.name, spans_path=args.spans and Path(args.spans))
-    if args.spans:
-        _fill_spans(args.spans, index)
     meta = {
         "run": output, "queries": len(topics), "seconds": round(elapsed, 2),
         "queries_per_second": round(len(topics) / elapsed, 1) if elapsed > 0 else None,
         "model": args.model, "index": str(index.path), "argv": sys.argv[1:] if argv is None else argv,
     }
+    provenance = {"config": vars(args), "index_metadata": index.metadata.get("config"), "versions": versions()}
+    for name, component in components.items():
+        spans = component_path(output, name, ".spans.jsonl") if args.spans else None
+        if spans:
+            _fill_mentions(component, index)
+        write_run_set(component, component_path(output, name), tag=name, spans_path=spans,
+                      meta=dict(meta, run=component_path(output, name), model=name, component_of=output,
+                                **provenance))
     if components:
         meta["components"] = {name: component_path(output, name) for name in components}
-    _write_provenance(output, meta, args, index)
+    if args.spans:
+        _fill_mentions(run, index)
+    write_run_set(run, output, tag=args.tag or retriever.name, spans_path=args.spans, meta=dict(meta, **provenance))
     print(json.dumps(meta), file=sys.stderr)
     if qrels_path:
         from hybrid.eval import format_table
@@ -232,27 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _fill_spans(path: str, index) -> None:
-    """Add the mention text of each span (the run writer knows offsets, the index knows texts)."""
-    from hybrid.atomic import atomic_write
-
-    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
-    with atomic_write(path) as out:
-        for row in rows:
-            if row.get("start") is not None and not row.get("mention"):
-                text = index.passage_text(row["docid"])
-                row["mention"] = text[row["start"] : row["end"]] if text else None
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
-def _write_provenance(output: str, meta: dict, args: argparse.Namespace, index) -> None:
-    """``<run>.meta.json``: the exact command, config and versions behind a run file."""
-    from hybrid.atomic import atomic_write
-    from indexes.lucene import versions
-
-    record = dict(meta, config=vars(args), index_metadata=index.metadata.get("config"), versions=versions())
-    with atomic_write(f"{output}.meta.json") as out:
-        out.write(json.dumps(record, indent=2, default=str) + "\n")
+def _fill_mentions(run, index) -> None:
+    """Add the mention text of each hit's span (the retriever knows offsets, the index knows texts)."""
+    for hits in run.values():
+        for hit in hits:
+            if hit.mention_start is not None and not hit.mention_text:
+                text = index.passage_text(hit.docid)
+                hit.mention_text = text[hit.mention_start : hit.mention_end] if text else None
 
 
 if __name__ == "__main__":

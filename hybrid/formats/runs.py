@@ -5,19 +5,34 @@ the order in the file is exactly the order any evaluator re-derives from the sco
 deterministically, never by hash or thread order. Writes are atomic: an interrupted job leaves the
 previous run file or none, never half of one. Reading re-sorts the same way and ignores the rank
 column's values (trec_eval does too) but requires it to be an integer.
+
+**Run sets.** A run, its spans JSONL and its ``<run>.meta.json`` are published as one unit by
+:func:`write_run_set`: an ``flock`` on ``.<run>.lock`` (next to the run) is held while the set is
+written, so two jobs writing the same ``--output`` take turns; the previous set's meta and spans are
+removed first and the meta is written last, holding the sha256 of the run (and of the spans) it
+describes. A job killed half-way leaves a run without meta, never a run with another run's spans or
+meta; :func:`read_run_meta` checks the hashes and says so when a meta does not describe the run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import json
+import logging
 import math
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from hybrid.atomic import atomic_write
 from hybrid.errors import InputError
 from hybrid.formats.lines import control_character, iter_lines, split_columns
 from hybrid.records import Hit, Run
 
+log = logging.getLogger(__name__)
 SCORE_DECIMALS = 6
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 
@@ -47,21 +62,118 @@ def check_run(run: Run, tag: str = "hybrid") -> None:
 
 
 def write_run(run: Run, path: str | Path, tag: str = "hybrid", spans_path: str | Path | None = None) -> None:
-    """Write a TREC run (and optionally a JSONL of the best mention span of every hit), atomically."""
+    """Write a TREC run (and optionally a JSONL of the best mention span of every hit), atomically.
+
+    A run someone will read back with its meta or spans is published with :func:`write_run_set` instead.
+    """
     check_run(run, tag)
     with atomic_write(path) as out:
         for qid in sorted(run):
             for rank, hit in enumerate(sorted_hits(run[qid]), start=1):
                 out.write(f"{qid} Q0 {hit.docid} {rank} {hit.score:.{SCORE_DECIMALS}f} {tag}\n")
     if spans_path is not None:
-        with atomic_write(spans_path) as out:
-            for qid in sorted(run):
-                for rank, hit in enumerate(sorted_hits(run[qid]), start=1):
-                    record = {
-                        "qid": qid, "docid": hit.docid, "rank": rank, "score": round(hit.score, SCORE_DECIMALS),
-                        "start": hit.mention_start, "end": hit.mention_end, "mention": hit.mention_text,
-                    }
-                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        write_spans(run, spans_path)
+
+
+def write_spans(run: Run, path: str | Path) -> None:
+    """JSONL ``{qid, docid, rank, score, start, end, mention}``, one row per hit in run order, atomically."""
+    with atomic_write(path) as out:
+        for qid in sorted(run):
+            for rank, hit in enumerate(sorted_hits(run[qid]), start=1):
+                record = {
+                    "qid": qid, "docid": hit.docid, "rank": rank, "score": round(hit.score, SCORE_DECIMALS),
+                    "start": hit.mention_start, "end": hit.mention_end, "mention": hit.mention_text,
+                }
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+# -- run sets: run + spans + meta as one unit --------------------------------------------------------------------
+
+
+def meta_path(run_path: str | Path) -> Path:
+    return Path(f"{run_path}.meta.json")
+
+
+def sha256_file(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def run_set_lock(run_path: str | Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``.<run>.lock`` next to the run (released by the kernel if we die)."""
+    path = Path(run_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.parent / f".{path.name}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def write_run_set(run: Run, path: str | Path, tag: str = "hybrid", meta: dict[str, Any] | None = None,
+                  spans_path: str | Path | None = None,
+                  spans_writer: Callable[[Run, str | Path], None] | None = None) -> dict[str, Any]:
+    """Publish a run, its spans (optional) and ``<run>.meta.json`` as one unit; returns the meta written.
+
+    The meta is written last and records ``run_sha256`` (and ``spans_sha256``); the previous set's meta and
+    spans are removed before the new run replaces the old one, so no interruption can pair a run with
+    another run's spans or meta. Writers of the same run take turns on ``.<run>.lock``.
+    """
+    check_run(run, tag)
+    path = Path(path)
+    with run_set_lock(path):
+        for stale in (meta_path(path), spans_path):
+            if stale is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(stale)
+        write_run(run, path, tag)
+        if spans_path is not None:
+            (spans_writer or write_spans)(run, spans_path)
+        record = dict(meta or {})
+        record.update(run=str(path), run_sha256=sha256_file(path),
+                      spans=None if spans_path is None else str(spans_path),
+                      spans_sha256=None if spans_path is None else sha256_file(spans_path))
+        with atomic_write(meta_path(path)) as out:
+            out.write(json.dumps(record, indent=2, default=str) + "\n")
+    return record
+
+
+def read_run_meta(run_path: str | Path, spans_path: str | Path | None = None) -> dict[str, Any] | None:
+    """The meta of a run (None when it has none), checked against the run (and the spans file given).
+
+    An :class:`InputError` says when the meta does not describe the run (the run was rewritten after its
+    meta, by another job, or by hand), or when ``spans_path`` is not the spans file the meta records.
+    """
+    run_path, meta_file = Path(run_path), meta_path(run_path)
+    if not meta_file.is_file():
+        return None
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(meta_file, None, f"is not valid JSON ({exc}); re-run the command that wrote "
+                                          f"{run_path}") from None
+    if not isinstance(meta, dict):
+        raise InputError(meta_file, None, f"is not a run meta (a JSON object); re-run the command that wrote "
+                                          f"{run_path}")
+    recorded = meta.get("run_sha256")
+    if recorded is None:
+        log.warning("%s records no sha256 of %s (written before run sets were checked): ignored", meta_file,
+                    run_path.name)
+        return None
+    if sha256_file(run_path) != recorded:
+        raise InputError(meta_file, None, f"does not describe {run_path.name}: the run's sha256 differs from the "
+                                          "one recorded (the run was rewritten after its meta, by another job or by "
+                                          f"hand); re-run the command that wrote {run_path}")
+    if spans_path is not None and meta.get("spans_sha256") is not None:
+        if sha256_file(spans_path) != meta["spans_sha256"]:
+            raise InputError(spans_path, None, f"is not the spans file of {run_path.name}: its sha256 differs from "
+                                               f"the one {meta_file.name} records for {meta.get('spans')}")
+    return meta
 
 
 def read_run(path: str | Path) -> Run:
