@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from features.strings import FUNCTION_WORDS, PRONOUNS, acronyms, head_word, tokens
+from features.strings import FUNCTION_WORDS, PRONOUNS, acronyms, head_word, is_pronoun, tokens
 from hybrid.records import ENTITY, EVENT, Mention
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -406,21 +406,25 @@ def cluster(
     proba: np.ndarray,
     threshold: float | Sequence[float],
     link: str | Sequence[str],
+    pronoun: Sequence[bool] | None = None,
 ) -> list[int]:
     """Cluster numbers (the smallest member index) from pair probabilities (pairs i < j).
 
     ``threshold``/``link`` are one value or one per mention (the later mention j of a pair decides):
     ``union`` links every earlier mention above the threshold, ``antecedent`` only the best one.
+    Pronouns (``pronoun[i]``) never take part in ``union`` links (a pronoun scoring above the threshold
+    with several chains would merge them all): a pronoun joins its best antecedent.
     """
     thr = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (n,))
     links = [link] * n if isinstance(link, str) else list(link)
     for mode in set(links):
         if mode not in ("union", "antecedent"):
             raise ValueError(f"unknown link mode {mode!r} (union | antecedent)")
-    antecedent = np.array([mode == "antecedent" for mode in links], dtype=bool)
+    pron = np.zeros(n, dtype=bool) if pronoun is None else np.asarray(pronoun, dtype=bool)
+    antecedent = np.array([mode == "antecedent" for mode in links], dtype=bool) | pron
     uf = UnionFind(n)
     if len(ii):
-        sel = (proba > thr[jj]) & ~antecedent[jj]
+        sel = (proba > thr[jj]) & ~antecedent[jj] & ~pron[ii]
         for a, b in zip(ii[sel], jj[sel], strict=True):
             uf.union(int(a), int(b))
         if antecedent.any():
@@ -541,4 +545,4 @@ class LearnedChainLinker:
             return []
         ii, jj, p, used = self.scores(mentions, sentence_index, docs)
         thresholds, links = per_mention(mentions, self.settings["doc" if used else "base"])
-        return cluster(len(mentions), ii, jj, p, thresholds, links)
+        return cluster(len(mentions), ii, jj, p, thresholds, links, [is_pronoun(m.text) for m in mentions])
