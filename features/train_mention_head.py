@@ -1,0 +1,366 @@
+"""Train the learned mention detector (:mod:`features.mention_head`) on ECB+ train gold mentions.
+
+    python -m features.train_mention_head --corpus ../shared/data/ecbplus/corpus.jsonl \\
+        --output features/models/mention_head.safetensors
+
+Only curated passages (a non-empty ``mentions`` list) of ``--split train`` are used for fitting;
+the topics with ``topic % --val-every == 0`` among them are held out to choose the number of epochs
+and the per-kind thresholds, then the head is refit on all train passages with those settings.
+Scores on ``--eval-split`` (dev) are measured last and only recorded. Seeded and deterministic
+(one thread, fixed passage order); a few CPU minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from features.mention_head import (
+    BIO,
+    COARSE_TYPES,
+    DEFAULT_PATH,
+    FEATURES,
+    SPACY_MODEL,
+    LearnedMentionDetector,
+    _sha256,
+    bio_targets,
+    config_path,
+    detection_scores,
+    output_layout,
+    token_features,
+)
+from hybrid.records import KINDS, Mention
+
+log = logging.getLogger("features.train_mention_head")
+
+
+@dataclass
+class Example:
+    passage_id: str
+    topic: int
+    ids: dict[str, np.ndarray]
+    tensor: np.ndarray
+    targets: dict[str, np.ndarray]
+    gold: list[Mention]
+    doc: object = None
+
+
+def read_curated(corpus: str | Path, splits: set[str]) -> list[dict]:
+    """Curated passages (non-empty gold mentions) of the given splits, in file order."""
+    out = []
+    with open(corpus) as fh:
+        for line in fh:
+            p = json.loads(line)
+            if p.get("split") in splits and p.get("mentions"):
+                out.append(p)
+    return out
+
+
+def _mentions(p: dict) -> list[Mention]:
+    return [
+        Mention(m["start"], m["end"], m["text"], kind=m.get("kind"), tag=m.get("tag"), m_id=m.get("m_id"))
+        for m in p["mentions"]
+    ]
+
+
+def featurize(nlp, passages: list[dict], keep_docs: bool = False) -> list[Example]:
+    out = []
+    docs = nlp.pipe([p["text"] for p in passages], batch_size=64)
+    for p, doc in zip(passages, docs, strict=True):
+        gold = _mentions(p)
+        ids, tensor = token_features(doc)
+        out.append(
+            Example(
+                p["id"], int(p.get("topic", 0)), ids, tensor, bio_targets(doc, gold), gold, doc if keep_docs else None
+            )
+        )
+    return out
+
+
+def data_hash(passages: list[dict]) -> str:
+    h = hashlib.sha256()
+    for p in passages:
+        h.update(json.dumps([p["id"], p["text"], p["mentions"]], sort_keys=True).encode())
+    return h.hexdigest()
+
+
+# -- the PyTorch twin of features.mention_head.forward ---------------------------------------------
+def build_model(hidden: int, dropout: float):
+    import torch
+    from torch import nn
+
+    n_out = sum(b - a for a, b in output_layout({"coarse_types": COARSE_TYPES}).values())
+    d_in = sum(dim for _, dim in FEATURES.values()) + 96
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.ModuleDict({name: nn.Embedding(b, d) for name, (b, d) in FEATURES.items()})
+            self.tensor_scale = nn.Parameter(torch.ones(96))
+            self.conv1 = nn.Conv1d(d_in, hidden, 5, padding=2)
+            self.conv2 = nn.Conv1d(hidden, hidden, 3, padding=1)
+            self.out = nn.Linear(hidden, n_out)
+            self.drop = nn.Dropout(dropout)
+            for e in self.emb.values():
+                nn.init.normal_(e.weight, std=0.1)
+
+        def forward(self, ids: dict, tensor, mask):  # ids: [B, T] each; tensor [B, T, 96]; mask [B, T]
+            parts = [self.emb[name](ids[name]) for name in FEATURES]
+            parts.append(tensor * self.tensor_scale)
+            x = torch.cat(parts, dim=-1) * mask[..., None]
+            x = self.drop(x)
+            h = torch.relu(self.conv1(x.transpose(1, 2))) * mask[:, None, :]
+            h2 = torch.relu(self.conv2(self.drop(h))) * mask[:, None, :] + h
+            return self.out(self.drop(h2.transpose(1, 2)))
+
+    return Head()
+
+
+def _batch(examples: list[Example]):
+    import torch
+
+    t = max(len(e.tensor) for e in examples)
+    b = len(examples)
+    ids = {name: torch.zeros(b, t, dtype=torch.long) for name in FEATURES}
+    tensor = torch.zeros(b, t, 96)
+    mask = torch.zeros(b, t)
+    targets = {name: torch.full((b, t), -100, dtype=torch.long) for name in examples[0].targets}
+    for i, e in enumerate(examples):
+        n = len(e.tensor)
+        for name in FEATURES:
+            ids[name][i, :n] = torch.from_numpy(e.ids[name])
+        tensor[i, :n] = torch.from_numpy(e.tensor)
+        mask[i, :n] = 1
+        for name, arr in e.targets.items():
+            tgt = arr.copy()
+            tgt[tgt < 0] = -100
+            targets[name][i, :n] = torch.from_numpy(tgt)
+    return ids, tensor, mask, targets
+
+
+def train(
+    examples: list[Example],
+    epochs: int,
+    seed: int = 13,
+    hidden: int = 128,
+    dropout: float = 0.2,
+    lr: float = 2e-3,
+    batch_size: int = 32,
+    type_weight: float = 0.5,
+    eval_fn=None,
+):
+    """Fit a head; returns (model, per-epoch losses, per-epoch eval_fn results)."""
+    import torch
+
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
+    model = build_model(hidden, dropout)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    layout = output_layout({"coarse_types": COARSE_TYPES})
+    ce = torch.nn.CrossEntropyLoss(ignore_index=-100)
+    rng = np.random.default_rng(seed)
+    # length-bucketed batches (less padding), shuffled deterministically per epoch
+    order = sorted(range(len(examples)), key=lambda i: len(examples[i].tensor))
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    losses, evals = [], []
+    for epoch in range(epochs):
+        model.train()
+        total, n = 0.0, 0
+        for bi in rng.permutation(len(batches)):
+            ids, tensor, mask, targets = _batch([examples[i] for i in batches[bi]])
+            logits = model(ids, tensor, mask)
+            loss = 0.0
+            for name, (a, b) in layout.items():
+                w = type_weight if name.startswith("type_") else 1.0
+                tgt = targets[name]
+                if (tgt != -100).any():
+                    loss = loss + w * ce(logits[..., a:b].reshape(-1, b - a), tgt.reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss) * len(batches[bi])
+            n += len(batches[bi])
+        losses.append(total / max(n, 1))
+        if eval_fn is not None:
+            evals.append(eval_fn(model))
+        log.info("epoch %d loss %.4f%s", epoch + 1, losses[-1], f" {evals[-1]}" if evals else "")
+    return model, losses, evals
+
+
+def numpy_weights(model) -> dict[str, np.ndarray]:
+    return {k: v.detach().cpu().numpy().astype(np.float32).copy() for k, v in model.state_dict().items()}
+
+
+def detector_from(model, config: dict) -> LearnedMentionDetector:
+    return LearnedMentionDetector(numpy_weights(model), config)
+
+
+def _probs_all(detector: LearnedMentionDetector, examples: list[Example]):
+    from features.mention_head import _softmax, forward
+
+    out = []
+    for e in examples:
+        logits = forward(detector.weights, e.ids, e.tensor)
+        out.append({name: _softmax(logits[:, a:b]) for name, (a, b) in detector.layout.items()})
+    return out
+
+
+def predict(detector: LearnedMentionDetector, examples: list[Example], thresholds: dict[str, float]) -> list:
+    """Mentions per example (needs the docs kept) with the given thresholds."""
+    detector.thresholds = dict(thresholds)
+    return [detector(e.doc) for e in examples]
+
+
+def choose_thresholds(detector, examples: list[Example], grid=None, min_overlap: float = 0.92) -> dict:
+    """Per kind: the threshold with the best exact F1 among those keeping overlap recall >= min_overlap
+    (else the one with the best overlap recall)."""
+    grid = grid or [round(x, 2) for x in np.arange(0.1, 0.75, 0.05)]
+    table = {}
+    for thr in grid:
+        found = predict(detector, examples, {k: thr for k in KINDS})
+        table[thr] = detection_scores([e.gold for e in examples], found)
+    chosen = {}
+    for kind in KINDS:
+
+        def f1(s):
+            p, r = s["exact_precision"], s["exact_recall"]
+            return 2 * p * r / (p + r) if p + r else 0.0
+
+        ok = [t for t in grid if table[t][kind]["overlap_recall"] >= min_overlap]
+        if ok:
+            chosen[kind] = max(ok, key=lambda t: (f1(table[t][kind]), t))
+        else:
+            chosen[kind] = max(grid, key=lambda t: (table[t][kind]["overlap_recall"], t))
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", required=True)
+    ap.add_argument("--output", default=str(DEFAULT_PATH))
+    ap.add_argument("--split", default="train")
+    ap.add_argument("--eval-split", default="dev", help="scored and recorded only ('' to skip)")
+    ap.add_argument(
+        "--val-every", type=int, default=5, help="train topics with topic %% N == 0 choose epochs/thresholds"
+    )
+    ap.add_argument("--epochs", type=int, default=0, help="fixed epochs (0: choose on the held-out train topics)")
+    ap.add_argument("--max-epochs", type=int, default=12)
+    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--dropout", type=float, default=0.2)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--min-overlap", type=float, default=0.92)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+
+    import spacy
+    import torch
+
+    torch.set_num_threads(args.threads)
+    t0 = time.time()
+    nlp = spacy.load(SPACY_MODEL)
+    train_p = read_curated(args.corpus, {args.split})
+    fit_p = [p for p in train_p if int(p.get("topic", 0)) % args.val_every != 0]
+    val_p = [p for p in train_p if int(p.get("topic", 0)) % args.val_every == 0]
+    fit, val = featurize(nlp, fit_p), featurize(nlp, val_p, keep_docs=True)
+    log.info("parsed %d fit + %d val passages in %.1fs", len(fit), len(val), time.time() - t0)
+    base_config = {
+        "spacy_model": SPACY_MODEL,
+        "spacy_model_version": nlp.meta.get("version"),
+        "spacy_version": spacy.__version__,
+        "vectors_width": int(nlp.vocab.vectors.shape[1]),
+        "coarse_types": {k: list(v) for k, v in COARSE_TYPES.items()},
+        "features": {k: list(v) for k, v in FEATURES.items()},
+        "bio": list(BIO),
+    }
+    hp = dict(seed=args.seed, hidden=args.hidden, dropout=args.dropout, lr=args.lr, batch_size=args.batch_size)
+
+    epochs = args.epochs
+    val_scores = None
+    if not epochs:
+
+        def eval_fn(model):
+            model.eval()
+            det = detector_from(model, base_config)
+            thr = choose_thresholds(det, val, min_overlap=args.min_overlap)
+            s = detection_scores([e.gold for e in val], predict(det, val, thr))
+            return {
+                "thresholds": thr,
+                **{
+                    k: {m: round(s[k][m], 4) for m in ("overlap_recall", "exact_recall", "exact_precision")}
+                    for k in KINDS
+                },
+            }
+
+        _, _, evals = train(fit, args.max_epochs, eval_fn=eval_fn, **hp)
+
+        def key(ev):
+            return sum(ev[k]["exact_recall"] + ev[k]["exact_precision"] for k in KINDS)
+
+        best = max(range(len(evals)), key=lambda i: (key(evals[i]), -i))
+        epochs, val_scores = best + 1, evals[best]
+        log.info("chose %d epochs on held-out train topics: %s", epochs, val_scores)
+    thresholds = val_scores["thresholds"] if val_scores else {k: 0.5 for k in KINDS}
+
+    all_train = fit + val
+    model, losses, _ = train(all_train, epochs, **hp)
+    model.eval()
+    weights = numpy_weights(model)
+    config = {
+        **base_config,
+        "thresholds": thresholds,
+        "training": {
+            **hp,
+            "epochs": epochs,
+            "losses": [round(x, 5) for x in losses],
+            "split": args.split,
+            "passages": len(train_p),
+            "val_every": args.val_every,
+            "val_topics_scores": val_scores,
+            "min_overlap": args.min_overlap,
+            "data_sha256": data_hash(train_p),
+            "corpus": Path(args.corpus).name,
+            "torch_version": torch.__version__,
+            "seconds": None,
+        },
+    }
+    if args.eval_split:
+        dev_p = read_curated(args.corpus, {args.eval_split})
+        dev = featurize(nlp, dev_p, keep_docs=True)
+        det = LearnedMentionDetector(weights, config)
+        s = detection_scores([e.gold for e in dev], [det(e.doc) for e in dev])
+        config["eval"] = {"split": args.eval_split, "passages": len(dev), "scores": s}
+        for k in (*KINDS, "all"):
+            log.info(
+                "%s %-6s overlap R %.3f exact R %.3f overlap P %.3f exact P %.3f",
+                args.eval_split,
+                k,
+                s[k]["overlap_recall"],
+                s[k]["exact_recall"],
+                s[k]["overlap_precision"],
+                s[k]["exact_precision"],
+            )
+    config["training"]["seconds"] = round(time.time() - t0, 1)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    from safetensors.numpy import save_file
+
+    save_file(weights, str(out), metadata={"spacy_model": SPACY_MODEL, "format": "features.mention_head/1"})
+    config["weights_sha256"] = _sha256(out)
+    config_path(out).write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
+    log.info("wrote %s (%d bytes) and %s", out, out.stat().st_size, config_path(out).name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
