@@ -34,6 +34,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import logging
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -45,6 +46,8 @@ from tqdm import tqdm
 
 from hybrid.errors import ConfigError
 from hybrid.records import Topic
+
+log = logging.getLogger(__name__)
 
 OPEN, CLOSE = "<m>", "</m>"
 POOLINGS = ("span", "cls", "mean", "span+cls", "span+mean")
@@ -195,6 +198,45 @@ def resolve_model_path(name_or_path: str | Path | None) -> Path:
                                       f"Hugging Face model ({type(error).__name__})") from None
 
 
+def check_saved_encoder(path: Path) -> EncoderConfig:
+    """The saved config of an encoder folder, once its files match the fingerprint recorded when it was saved."""
+    saved = path / ENCODER_CONFIG
+    try:
+        meta = json.loads(saved.read_text(encoding="utf-8"))
+        config = EncoderConfig.from_json(meta["encoder"], saved)
+    except ConfigError:
+        raise
+    except (ValueError, KeyError, TypeError) as exc:  # JSON, UTF-8, missing or mistyped keys
+        raise ConfigError(saved, None, f"is not a valid encoder description ({type(exc).__name__}: {exc}); "
+                                       "save the encoder again") from None
+    recorded = meta.get("fingerprint")
+    if recorded is None:
+        log.warning("%s records no fingerprint (saved before fingerprints were recorded): its files are not checked",
+                    saved)
+    elif fingerprint_dir(path, config) != recorded:
+        raise ConfigError(saved, None, "the encoder's files changed since it was saved (their sha256 fingerprint "
+                                       "differs from the one recorded); restore them or train the encoder again")
+    return config
+
+
+def _hf_load(path: Path, what: str, loader, where: Path):
+    """``from_pretrained`` with safetensors weights only; a damaged folder is a ConfigError, not a traceback."""
+    if what == "weights":
+        if not ((where / "model.safetensors").is_file() or (where / "model.safetensors.index.json").is_file()):
+            raise ConfigError(where, None, "has no model.safetensors: weights are read from safetensors only (pickle "
+                                           "files such as pytorch_model.bin are never loaded)")
+        kwargs = {"use_safetensors": True}
+    else:
+        kwargs = {}
+    try:
+        return loader(where, **kwargs)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - transformers/safetensors/tokenizers raise many types on bad files
+        reason = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise ConfigError(path, None, f"cannot load the encoder's {what} ({type(exc).__name__}: {reason})") from None
+
+
 class BiEncoder:
     """Query and passage encoders (possibly the same module) plus tokenizer and pooling config."""
 
@@ -224,24 +266,24 @@ class BiEncoder:
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         saved = path / ENCODER_CONFIG
         if saved.is_file():
-            meta = json.loads(saved.read_text(encoding="utf-8"))
-            config = config or EncoderConfig.from_json(meta["encoder"], saved)
-            tokenizer = AutoTokenizer.from_pretrained(path)
+            saved_config = check_saved_encoder(path)  # before any weight is read
+            config = config or saved_config
+            tokenizer = _hf_load(path, "tokenizer", AutoTokenizer.from_pretrained, path)
             if config.shared:
-                query_model = passage_model = AutoModel.from_pretrained(path)
+                query_model = passage_model = _hf_load(path, "weights", AutoModel.from_pretrained, path)
             else:
-                query_model = AutoModel.from_pretrained(path / "query")
-                passage_model = AutoModel.from_pretrained(path / "passage")
+                query_model = _hf_load(path, "weights", AutoModel.from_pretrained, path / "query")
+                passage_model = _hf_load(path, "weights", AutoModel.from_pretrained, path / "passage")
             if tokenizer.convert_tokens_to_ids(OPEN) == tokenizer.unk_token_id:
                 raise ConfigError(saved, None, f"saved encoder's tokenizer lacks the {OPEN} marker token")
         else:
             config = config or EncoderConfig()
-            tokenizer = AutoTokenizer.from_pretrained(path)
-            query_model = AutoModel.from_pretrained(path)
+            tokenizer = _hf_load(path, "tokenizer", AutoTokenizer.from_pretrained, path)
+            query_model = _hf_load(path, "weights", AutoModel.from_pretrained, path)
             _add_markers(tokenizer, query_model)
             passage_model = query_model
             if not config.shared:
-                passage_model = AutoModel.from_pretrained(path)
+                passage_model = _hf_load(path, "weights", AutoModel.from_pretrained, path)
                 passage_model.resize_token_embeddings(len(tokenizer))
                 passage_model.get_input_embeddings().weight.data.copy_(query_model.get_input_embeddings().weight.data)
         encoder = cls(query_model, passage_model, tokenizer, config, str(path),
@@ -269,7 +311,8 @@ class BiEncoder:
             self.passage_model.save_pretrained(folder / "passage", safe_serialization=True)
             self.query_model.config.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
-        meta = {"encoder": asdict(self.config), "base": self.source, "versions": versions(), **(extra or {})}
+        meta = {"encoder": asdict(self.config), "base": self.source, "versions": versions(), **(extra or {}),
+                "fingerprint": fingerprint_dir(folder, self.config)}  # checked by load() before the weights are read
         (folder / ENCODER_CONFIG).write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
 
     @property

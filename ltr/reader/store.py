@@ -9,6 +9,7 @@ produced it). Directories are written atomically, so a crash never leaves a half
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,12 @@ from hybrid.errors import ConfigError
 from ltr.reader.encoding import EncodingConfig, add_marker_tokens
 from ltr.reader.model import ReaderModel
 
+log = logging.getLogger(__name__)
 READER_META = "reader.json"
+#: What loading a reader reads besides reader.json (weights, encoder config, tokenizer files).
+LOADED_FILES = frozenset({"model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
+                          "special_tokens_map.json", "added_tokens.json", "merges.txt", "vocab.json",
+                          "sentencepiece.bpe.model", "spiece.model"})
 WEIGHTS = "model.safetensors"
 FORMAT = 1
 
@@ -113,6 +119,7 @@ def write_reader_files(reader: Reader, directory: Path, meta: dict) -> None:
         **reader.meta, **meta, "format": FORMAT, "kind": "hybrid-reader", "heads": reader.model.heads_config(),
         "encoding": reader.encoding.to_json(), "versions": versions(),
         "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "files": reader_files(directory),  # sha256 of every file; load_reader checks them before reading any
     }
     (directory / READER_META).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
 
@@ -124,20 +131,66 @@ def save_reader(reader: Reader, path: str | Path, meta: dict | None = None, over
     return path
 
 
-def load_reader(path: str | Path, device: str | torch.device | None = None) -> Reader:
-    """A reader saved by :func:`save_reader` (or a training checkpoint), on ``device`` (default: GPU if any)."""
-    from safetensors.torch import load_file
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
+def reader_files(directory: Path) -> dict[str, str]:
+    """sha256 of every file of a reader directory but ``reader.json`` (which records them)."""
+    from indexes.lucene import file_sha256
 
+    return {p.relative_to(directory).as_posix(): file_sha256(p) for p in sorted(directory.rglob("*"))
+            if p.is_file() and p.name != READER_META}
+
+
+def check_reader_files(path: Path, meta: dict) -> None:
+    """The files of a reader are the ones it was saved with (checked before the tokenizer or weights are read)."""
+    recorded = meta.get("files")
+    if recorded is None:
+        log.warning("%s records no file hashes (saved before they were recorded): its files are not checked",
+                    path / READER_META)
+        return
+    found = reader_files(path)
+    if not isinstance(recorded, dict) or WEIGHTS not in recorded:
+        raise ConfigError(path / READER_META, None, "'files' must map file names to sha256 (model.safetensors "
+                                                    "included); save the reader again")
+    # Every recorded file must be as saved; files added later matter when loading would read them (a training
+    # checkpoint adds its optimizer and trainer state, which load_reader never reads).
+    changed = sorted(n for n in set(recorded) | (set(found) & LOADED_FILES) if recorded.get(n) != found.get(n))
+    if changed:
+        raise ConfigError(path, None, f"the reader's files changed since it was saved (sha256 differs, or added or "
+                                      f"removed: {', '.join(changed[:5])}); restore them or train the reader again")
+
+
+def load_reader(path: str | Path, device: str | torch.device | None = None) -> Reader:
+    """A reader saved by :func:`save_reader` (or a training checkpoint), on ``device`` (default: GPU if any).
+
+    The files are checked against the sha256 recorded in ``reader.json`` before anything is read; weights
+    come from ``model.safetensors`` only; a damaged directory is a :class:`ConfigError`, never a traceback.
+    """
     path = Path(path)
     _check_checkpoint(path)
     meta_path = path / READER_META
     if not meta_path.is_file():
         raise ConfigError(None, None, f"{path} is not a trained reader (no {READER_META}); train one with "
                                       "`python -m hybrid.reader train`")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    if meta.get("format") != FORMAT or meta.get("kind") != "hybrid-reader":
-        raise ConfigError(meta_path, None, f"unsupported reader format {meta.get('format')!r}/{meta.get('kind')!r}")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except ValueError as exc:  # JSON or UTF-8
+        raise ConfigError(meta_path, None, f"is not valid JSON ({exc}); save the reader again") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("kind") != "hybrid-reader":
+        found = (meta.get("format"), meta.get("kind")) if isinstance(meta, dict) else (None, None)
+        raise ConfigError(meta_path, None, f"unsupported reader format {found[0]!r}/{found[1]!r}")
+    check_reader_files(path, meta)
+    try:
+        return _load_checked_reader(path, meta, device)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - JSON keys, tokenizers, transformers, safetensors: a damaged reader
+        reason = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise ConfigError(path, None, f"cannot load the reader ({type(exc).__name__}: {reason})") from None
+
+
+def _load_checked_reader(path: Path, meta: dict, device: str | torch.device | None) -> Reader:
+    from safetensors.torch import load_file
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
     encoding = EncodingConfig(**meta["encoding"])
     tokenizer = AutoTokenizer.from_pretrained(path)
     encoder = AutoModel.from_config(AutoConfig.from_pretrained(path))
