@@ -23,7 +23,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from hybrid.errors import InputError
-from hybrid.formats.lines import SkipReport, check_keys, iter_lines, log, optional, parse_json_object, require
+from hybrid.formats.lines import (
+    SkipReport,
+    check_keys,
+    invisible_only,
+    iter_lines,
+    log,
+    optional,
+    parse_json_object,
+    require,
+)
 from hybrid.records import KINDS, Mention, Passage
 
 PASSAGE_KEYS = {"id", "doc_id", "text", "mentions", "sent_id", "contents"}
@@ -56,6 +65,9 @@ def _parse_mention(path: Path, number: int, text: str, raw: object, index: int) 
         )
     if not span.strip():
         raise InputError(path, number, f"{where} is blank")
+    invisible = invisible_only(span)
+    if invisible:
+        raise InputError(path, number, f"{where} is made only of zero-width characters ({invisible})")
     kind = raw.get("kind")
     if kind is not None and kind not in KINDS:
         raise InputError(path, number, f"{where}.kind must be one of {KINDS}, got {kind!r}")

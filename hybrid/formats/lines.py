@@ -26,6 +26,10 @@ log = logging.getLogger("hybrid.formats")
 
 #: Longest line read into memory; beyond it the line is an error (a passage is a sentence or paragraph).
 MAX_LINE_BYTES = 16 * 1024 * 1024
+#: With ``--skip-bad``, how much of an over-long line is read (in 1 MiB chunks) looking for its end before
+#: reading stops for good (``/dev/zero``, a binary file, an endless pipe never end a line).
+MAX_SKIP_BYTES = 4 * MAX_LINE_BYTES
+BOM = "\ufeff"
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -98,15 +102,28 @@ def iter_lines(path: str | Path, on_error: OnError | None = None) -> Iterator[tu
                 if raw.startswith(UTF8_BOM):
                     raw = raw[len(UTF8_BOM) :]
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                too_long = InputError(path, number, f"line is longer than {MAX_LINE_BYTES} bytes")
+                if on_error is None:
+                    raise too_long  # stop at the limit: never read on to the end of an endless line
+                skipped = 0
                 while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
-                    pass
-                report(InputError(path, number, f"line is longer than {MAX_LINE_BYTES} bytes"))
+                    skipped += len(rest)
+                    if skipped > MAX_SKIP_BYTES:
+                        raise InputError(path, number, f"line is longer than {MAX_LINE_BYTES} bytes and has no end "
+                                                       f"within {MAX_LINE_BYTES + MAX_SKIP_BYTES} bytes; stopped "
+                                                       "reading (is this a text file?)")
+                report(too_long)
                 continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 reason = f"invalid UTF-8 byte 0x{raw[exc.start]:02X} at offset {exc.start} of the line"
                 report(InputError(path, number, reason))
+                continue
+            if BOM in text:
+                where = text.index(BOM)
+                report(InputError(path, number, f"byte-order mark (U+FEFF) at character {where} of the line: only "
+                                                "the very start of a file may carry one (were files concatenated?)"))
                 continue
             if text.endswith("\n"):
                 text = text[:-1]
@@ -223,6 +240,14 @@ def check_keys(path: str | Path | None, number: int | None, obj: dict[str, Any],
             raise InputError(path, number, f"unknown key {where + key!r}{hint}")
         if guess is not None:
             raise InputError(path, number, f"unknown key {where + key!r} looks like a misspelling of {guess!r}")
+
+
+def invisible_only(text: str) -> str | None:
+    """When ``text`` has characters but none visible (only blanks and zero-width/format characters such as
+    U+200B, U+200D, U+2060, U+FEFF, U+00AD), the code points of the invisible ones; else None."""
+    if not text.strip() or any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text):
+        return None
+    return ", ".join(dict.fromkeys(f"U+{ord(c):04X}" for c in text if not c.isspace()))
 
 
 def control_character(text: str, allowed: str = "") -> str | None:

@@ -23,6 +23,7 @@ from hybrid.formats.lines import (
     SkipReport,
     check_keys,
     control_character,
+    invisible_only,
     iter_lines,
     log,
     optional,
@@ -90,6 +91,10 @@ def parse_marked(marked: str, path: str | Path | None = None, line: int | None =
         inside = inside[:-1]
     if not inside.strip():
         raise InputError(path, line, "empty mention between <m> and </m>")
+    invisible = invisible_only(inside)
+    if invisible:
+        raise InputError(path, line, f"the mention between <m> and </m> is made only of zero-width characters "
+                                     f"({invisible})")
     if inside != inside.strip():
         inside_stripped = inside.strip()
         lead = len(inside) - len(inside.lstrip())
@@ -157,6 +162,10 @@ def _parse_jsonl(path: Path, number: int, line: str, resolve: Callable[[str], st
                              f"(length {len(text)}) or are empty")
         if not text[start:end].strip():
             raise InputError(path, number, f"offsets [{start}, {end}) of passage {passage_id!r} cover only blanks")
+        invisible = invisible_only(text[start:end])
+        if invisible:
+            raise InputError(path, number, f"offsets [{start}, {end}) of passage {passage_id!r} cover only "
+                                           f"zero-width characters ({invisible})")
     if mention is not None and text[start:end] != mention:
         raise InputError(path, number, f"mention {mention!r} does not match the marked text {text[start:end]!r}")
     raw_examples = obj.get("examples")
