@@ -58,7 +58,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--index", help="hybrid index directory (default: the bundled sample, built on first use)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="sharded index: search its shards in this process (Java threads) or on Ray actors")
-    p.add_argument("--output", type=output_file, help="TREC run to write (default: run.<model>.trec)")
+    p.add_argument("--output", type=output_file,
+                   help="TREC run to write (default: sample.<model>.trec with its spans in sample.<model>.spans.jsonl "
+                        "for --topics sample, else run.<model>.trec)")
     p.add_argument("--model", choices=MODELS, default="multifield")
     p.add_argument("--query", choices=QUERY_FORMULATIONS, default="sentence",
                    help="query formulation for --model bm25")
@@ -177,6 +179,16 @@ def check_run_outputs(args: argparse.Namespace, output: str, topics: str | Path,
     check_outputs(outputs, inputs)
 
 
+def default_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The run and spans files: as given; the default job (``--topics sample``, no ``--output``) writes
+    ``sample.<model>.trec`` and ``sample.<model>.spans.jsonl``; other topics default to ``run.<model>.trec``."""
+    if args.output:
+        return args.output, args.spans
+    if args.topics == "sample":
+        return f"sample.{args.model}.trec", args.spans or f"sample.{args.model}.spans.jsonl"
+    return f"run.{args.model}.trec", args.spans
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.depth is not None and args.depth < args.hits:
@@ -194,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.topics == "sample":
         paths = sample_paths()
         topics_path, qrels_path = paths.topics, qrels_path or paths.qrels
-    output = args.output or f"run.{args.model}.trec"
+    output, args.spans = default_outputs(args)
     check_run_outputs(args, output, topics_path, qrels_path)
     index = open_index(args.index, args.engine) if args.index else SparseIndex(sample_index(progress=not args.quiet))
     skipped = SkipReport() if args.skip_bad else None
