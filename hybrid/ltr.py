@@ -34,7 +34,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hybrid.cli_common import add_subparser, make_parser, positive_int, run_cli, run_tag
+from hybrid.cli_common import (
+    add_subparser,
+    check_outputs,
+    inputs_of,
+    make_parser,
+    output_file,
+    positive_int,
+    run_cli,
+    run_tag,
+)
 from hybrid.errors import ConfigError, InputError
 
 log = logging.getLogger("hybrid.ltr")
@@ -88,8 +97,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--model", required=True)
     r.add_argument("--featureset", help="check the model against this feature set (refused if it differs)")
     r.add_argument("--qrels", help="evaluate the reranked run")
-    r.add_argument("--output", required=True, help="TREC run to write")
-    r.add_argument("--output-spans", help="also write the spans JSONL of the reranked run")
+    r.add_argument("--output", required=True, type=output_file, help="TREC run to write")
+    r.add_argument("--output-spans", type=output_file, help="also write the spans JSONL of the reranked run")
     r.add_argument("--tag", type=run_tag, default=None)
 
     a = add_subparser(sub, "ablate", help="retrain without each feature group; metric deltas with paired tests")
@@ -273,6 +282,9 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     from ltr.model import TrainedModel
     from ltr.pipeline import LtrReranker
 
+    check_outputs({"--output": args.output, "--output-spans": args.output_spans,
+                   "--output meta": f"{args.output}.meta.json"},
+                  inputs_of(args, ("run", "topics", "spans", "qrels", "featureset")))
     model = TrainedModel.load(args.model)
     if args.featureset:
         model.check_featureset(load_featureset(args.featureset))

@@ -22,7 +22,16 @@ import time
 from dataclasses import fields
 from pathlib import Path
 
-from hybrid.cli_common import add_subparser, make_parser, positive_int, run_cli, run_tag
+from hybrid.cli_common import (
+    add_subparser,
+    check_outputs,
+    inputs_of,
+    make_parser,
+    output_file,
+    positive_int,
+    run_cli,
+    run_tag,
+)
 from hybrid.errors import InputError
 
 RETRIEVERS = ("multifield", "bm25")
@@ -63,7 +72,7 @@ def _add_rerank(sub) -> None:
     p.add_argument("--topics", required=True, help="topics TSV/JSONL of the run")
     p.add_argument("--index", required=True, help="hybrid index holding the passages")
     p.add_argument("--rerank-depth", type=positive_int, default=50)
-    p.add_argument("--output", required=True, help="reranked TREC run")
+    p.add_argument("--output", required=True, type=output_file, help="reranked TREC run")
     p.add_argument("--spans", help="JSONL of extracted spans (qid, docid, rank, start, end, text, score)")
     p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--span-source", choices=("predicted", "mentions"), default="predicted",
@@ -154,6 +163,8 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     from ltr.reader.stage import index_mention_spans
     from ltr.reader.store import load_reader
 
+    check_outputs({"--output": args.output, "--spans": args.spans, "--output meta": f"{args.output}.meta.json"},
+                  inputs_of(args, ("run", "topics", "qrels")))
     if args.rerank_depth < 1 or args.batch_size < 1:
         raise InputError(None, None, "--rerank-depth and --batch-size must be >= 1")
     weights = None

@@ -128,3 +128,17 @@ def test_search_still_writes_distinct_outputs(tiny_index, data_dir, tmp_path):
                       "--spans", str(tmp_path / "run.spans.jsonl"), "--hits", "3", "--quiet"])
     assert rc == 0 and out.is_file()
     assert json.loads(Path(f"{out}.meta.json").read_text())["run"] == str(out)
+
+
+@pytest.mark.parametrize("cli", ["ltr", "reader"])
+def test_rerankers_refuse_to_overwrite_their_input_run(cli, tmp_path, capsys):
+    import importlib
+
+    main = importlib.import_module(f"hybrid.{cli}").main
+    run = tmp_path / "first.trec"
+    run.write_text("q1 Q0 d1 1 1.0 t\n")
+    argv = ["rerank", "--model", str(tmp_path / "no-model"), "--run", str(run), "--topics", str(tmp_path / "t.tsv"),
+            "--index", str(tmp_path / "idx"), "--output", str(run)]
+    assert run_cli(main, argv) == 2
+    assert "--output is the same file as --run; refusing to overwrite an input" in capsys.readouterr().err
+    assert run.read_text() == "q1 Q0 d1 1 1.0 t\n"
