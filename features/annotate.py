@@ -7,7 +7,8 @@ Each record carries the fields of Sankepally et al.'s multi-field mention index 
 field      content
 =========  ================================================================================
 mention    the mention string
-ner        entities/arguments in the context (gold entity mentions, else spaCy/heuristic NER)
+ner        an event's arguments (ARG0/ARG1/TIME/PLACE from the parse), then the context's entities
+           (gold entity mentions with ``annotation="corpus"``, else spaCy/heuristic NER)
 context    the sentence, optionally with +-N neighbouring sentences of the same document
 coref      the other mentions of the mention's within-document chain (gold ids, else heuristic)
 trigrams   character trigrams of the mention (encoded, see :mod:`features.strings`)
@@ -29,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from features.arguments import event_arguments
-from features.coref import _linked, _UnionFind
+from features.coref import _linked, _UnionFind, candidate_pairs
 from features.detect import DOC_VERB_LEMMAS, heuristic_mentions, rule_mentions
 from features.ner import EntitySpan, _load_spacy, entity_tagger, heuristic_entities
 from features.strings import acronyms, char_trigrams, is_pronoun
@@ -81,10 +82,9 @@ def heuristic_links(
 ) -> Iterator[tuple[tuple[int, int], tuple[int, int]]]:
     """The string heuristic of :mod:`features.coref` over every pair of the document's mentions."""
     flat = [((i, j), m) for i, ms in enumerate(mentions) for j, m in enumerate(ms)]
-    for a in range(len(flat)):
-        for b in range(a + 1, len(flat)):
-            if _linked(flat[a][1], flat[b][1]):
-                yield flat[a][0], flat[b][0]
+    for a, b in candidate_pairs([m for _, m in flat]):
+        if _linked(flat[a][1], flat[b][1]):
+            yield flat[a][0], flat[b][0]
 
 
 def make_detector(name: str) -> Detector:
@@ -471,7 +471,7 @@ class Annotator:
 
 #: Texts per ``nlp.pipe`` batch, and the fewest texts per worker process worth starting one for.
 PIPE_BATCH = 256
-MIN_TEXTS_PER_PROCESS = 2000
+MIN_TEXTS_PER_PROCESS = 500
 
 
 def _pipeline(model: str, detect: str) -> Any:

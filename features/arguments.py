@@ -25,25 +25,34 @@ from typing import Any
 
 TIME_LABELS = frozenset({"DATE", "TIME"})
 PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
+SPANS_KEY = "hybrid_argument_spans"
 SUBJECT_DEPS = {"nsubj": "ARG0", "nsubjpass": "ARG1", "dobj": "ARG1", "obj": "ARG1"}
+
+
+def _spans(doc: Any) -> tuple[dict[int, Any], dict[int, Any]]:
+    """Token index -> its entity, and noun-chunk root index -> its chunk (computed once per doc)."""
+    cached = doc.user_data.get(SPANS_KEY)
+    if cached is None:
+        ents = {i: ent for ent in doc.ents for i in range(ent.start, ent.end)}
+        cached = doc.user_data[SPANS_KEY] = (ents, {c.root.i: c for c in doc.noun_chunks})
+    return cached
 
 
 def _phrase(tok: Any) -> tuple[str, str | None]:
     """The argument's text: its named entity, else its noun chunk (compounds and modifiers), else the word."""
-    if tok.ent_type_:
-        for ent in tok.doc.ents:
-            if ent.start <= tok.i < ent.end:
-                return ent.text, ent.label_
-    for chunk in tok.doc.noun_chunks:
-        if chunk.root.i == tok.i:
-            words = [t for t in chunk if t.pos_ not in ("DET", "PRON")]  # "the police" -> "police"
-            if words:
-                return tok.doc[words[0].i : words[-1].i + 1].text, None
+    ents, chunks = _spans(tok.doc)
+    if tok.i in ents:
+        return ents[tok.i].text, ents[tok.i].label_
+    if tok.i in chunks:
+        words = [t for t in chunks[tok.i] if t.pos_ not in ("DET", "PRON")]  # "the police" -> "police"
+        if words:
+            return tok.doc[words[0].i : words[-1].i + 1].text, None
     return tok.text, None
 
 
 def _root(doc: Any, start: int, end: int) -> Any | None:
-    toks = [t for t in doc if start <= t.idx < end]
+    span = doc.char_span(start, end, alignment_mode="expand")
+    toks = list(span) if span is not None else []
     for tok in toks:
         if tok.head is tok or not (start <= tok.head.idx < end):
             return tok

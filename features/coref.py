@@ -53,11 +53,37 @@ def _linked(a: Mention, b: Mention) -> bool:
     return bool(acr_a & acr_b) and (len(wa) == 1 or len(wb) == 1)
 
 
+def link_keys(m: Mention) -> set[tuple[str, object]]:
+    """Keys two mentions must share for :func:`_linked` to hold (same token set, event head stem, last
+    word of a name, an acronym): comparing only mentions that share a key keeps chaining linear-ish in
+    the number of mentions instead of quadratic (a raw document has hundreds of candidates)."""
+    if is_pronoun(m.text):
+        return set()
+    ts = token_set(m.text)
+    keys: set[tuple[str, object]] = {("tokens", frozenset(ts))} if ts else set()
+    if m.kind in (EVENT, None):
+        keys.add(("head", head_word(m.text)[:5]))
+    words = tokens(m.text)
+    if words and m.text[:1].isupper():
+        keys.add(("last", words[-1].lower()))
+    keys.update(("acronym", a) for a in acronyms(m.text))
+    return keys
+
+
+def candidate_pairs(mentions: list[Mention]) -> list[tuple[int, int]]:
+    """The pairs ``i < j`` that share a :func:`link_keys` key (a superset of the pairs :func:`_linked` links)."""
+    buckets: dict[tuple[str, object], list[int]] = {}
+    for n, m in enumerate(mentions):
+        for key in link_keys(m):
+            buckets.setdefault(key, []).append(n)
+    pairs = {(a, b) for members in buckets.values() for x, a in enumerate(members) for b in members[x + 1 :]}
+    return sorted(pairs)
+
+
 def heuristic_chains(mentions: list[Mention]) -> list[int]:
     """Chain number for every mention of one document (mentions in document order)."""
     uf = _UnionFind(len(mentions))
-    for i in range(len(mentions)):
-        for j in range(i + 1, len(mentions)):
-            if _linked(mentions[i], mentions[j]):
-                uf.union(i, j)
+    for i, j in candidate_pairs(mentions):
+        if _linked(mentions[i], mentions[j]):
+            uf.union(i, j)
     return [uf.find(i) for i in range(len(mentions))]

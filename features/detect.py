@@ -1,11 +1,13 @@
-"""Mention candidates for passages that carry no annotation.
+"""Mention candidates for passages that carry no annotation (or with ``--annotation auto``, every passage).
 
-With a spaCy pipeline that has a tagger: verbs (not auxiliaries) and event nominals are event
-candidates, named entities are entity candidates. Offline (no spaCy model on these machines) a
-heuristic stands in: entity candidates are the heuristic NER spans (names, dates, numbers); event
-candidates are words that look like event triggers (a small built-in lexicon of news events plus
-English inflection and nominalisation suffixes). Recall matters more than precision here: a spurious
-candidate costs an index entry, a missed one makes a passage unreachable by the mention fields.
+``rule_mentions`` (the default ``rules`` detector) reads one spaCy parse (tagger, parser, NER) of the
+passage: named entities, noun chunks and heads and pronouns are entity candidates; verbs (not
+auxiliaries), event nominals and other nouns are event candidates (see its docstring; measured in
+``benchmarks/detection.py``). ``heuristic_mentions`` needs no model: entity candidates are the
+heuristic NER spans (names, dates, numbers), event candidates words that look like event triggers (a
+small lexicon of news events plus inflection and nominalisation suffixes). Recall matters more than
+precision here: a spurious candidate costs an index entry, a missed one makes a passage unreachable
+by the mention fields.
 """
 
 from __future__ import annotations
@@ -77,11 +79,11 @@ PREP_LABELS = frozenset({"DATE", "TIME", "GPE", "LOC", "FAC"})
 DOC_VERB_LEMMAS = "hybrid_verb_lemmas"  # Doc.user_data key: verb lemmas of the passage's whole document
 
 
-def _span(doc, start: int, end: int, kind: str, tag: str) -> Mention:
-    """A mention over tokens ``[start, end)`` of ``doc``."""
+def _span(doc, start: int, end: int, kind: str, tag: str, text: str | None = None) -> Mention:
+    """A mention over tokens ``[start, end)`` of ``doc`` (``text``: ``doc.text``, which spaCy rebuilds per call)."""
     first, last = doc[start], doc[end - 1]
     a, b = first.idx, last.idx + len(last.text)
-    return Mention(a, b, doc.text[a:b], kind=kind, tag=tag, source="auto")
+    return Mention(a, b, (doc.text if text is None else text)[a:b], kind=kind, tag=tag, source="auto")
 
 
 def is_event_nominal(tok, verb_lemmas: set[str] | frozenset[str] = frozenset()) -> bool:
@@ -121,9 +123,10 @@ def rule_mentions(doc, particles: bool = True, verb_preps: bool = False, nouns: 
     """
     verb_lemmas = doc.user_data.get(DOC_VERB_LEMMAS) or {t.lemma_.lower() for t in doc if t.pos_ == "VERB"}
     found: dict[tuple[int, int, str], Mention] = {}
+    text = doc.text
 
     def add(start: int, end: int, kind: str, tag: str) -> None:
-        m = _span(doc, start, end, kind, tag)
+        m = _span(doc, start, end, kind, tag, text)
         found.setdefault((m.start, m.end, kind), m)
 
     ent_tokens = set()

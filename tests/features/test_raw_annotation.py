@@ -110,3 +110,16 @@ def test_index_records_its_annotation_sources(tiny_corpus, tmp_path):
     meta = json.loads((tmp_path / "gold" / METADATA).read_text())
     assert meta["annotation_sources"]["annotation"] == "corpus" and meta["counts"]["gold_mentions"] > 0
     assert meta["annotation_sources"]["mention"].startswith("corpus where annotated, else spacy:")
+
+
+def test_bucketed_chain_candidates_cover_every_linked_pair():
+    from features.coref import _linked, candidate_pairs
+    from hybrid.records import Mention
+
+    texts = [("World Health Organization", "entity"), ("WHO", "entity"), ("Tara Reid", "entity"), ("Reid", "entity"),
+             ("she", "entity"), ("attacked", "event"), ("attack", "event"), ("the attack", "event"),
+             ("U.S.", "entity"), ("United States", "entity"), ("Tuesday", "entity"), ("on Tuesday", "entity")]
+    mentions = [Mention(i, i + 1, t, kind=k) for i, (t, k) in enumerate(texts)]
+    linked = {(i, j) for i in range(len(mentions)) for j in range(i + 1, len(mentions))
+              if _linked(mentions[i], mentions[j])}
+    assert linked and linked <= set(candidate_pairs(mentions))
