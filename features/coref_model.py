@@ -19,6 +19,7 @@ Gold fine types (``Mention.tag``) are not used: detected mentions have none.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -96,6 +97,24 @@ DOC_FEATURES: tuple[str, ...] = (
 )
 
 
+_BLAS: list[Any] = []
+
+
+def single_thread_blas() -> contextlib.AbstractContextManager:
+    """BLAS limited to one thread: these products are small, and threaded BLAS on busy shared cores costs
+    ~100x more than it saves (threadpoolctl comes with scikit-learn; without it, nothing changes)."""
+    if not _BLAS:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS.append(ThreadpoolController())
+        except Exception:  # noqa: BLE001 - optional speed-up only
+            _BLAS.append(None)
+    if _BLAS[0] is None:
+        return contextlib.nullcontext()
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+
 class CorefModelError(ValueError):
     """The coreference model file is missing, tampered with or malformed."""
 
@@ -116,7 +135,7 @@ def _eq(ids: np.ndarray) -> np.ndarray:
 
 def _incidence(sets: Sequence[Iterable[Any]]) -> tuple[np.ndarray, dict[Any, int]]:
     """0/1 matrix (mentions x keys) over the keys shared by at least two mentions (the others never
-    intersect); int32, so products stay off the threaded BLAS (slow on contended CPUs)."""
+    intersect)."""
     count: dict[Any, int] = {}
     for s in sets:
         for k in s:
@@ -125,7 +144,7 @@ def _incidence(sets: Sequence[Iterable[Any]]) -> tuple[np.ndarray, dict[Any, int
     for k, c in count.items():
         if c > 1:
             vocab[k] = len(vocab)
-    mat = np.zeros((len(sets), max(1, len(vocab))), dtype=np.int32)
+    mat = np.zeros((len(sets), max(1, len(vocab))), dtype=np.float32)
     for i, s in enumerate(sets):
         for k in s:
             c = vocab.get(k)
@@ -135,7 +154,7 @@ def _incidence(sets: Sequence[Iterable[Any]]) -> tuple[np.ndarray, dict[Any, int
 
 
 def _gram(mat: np.ndarray) -> np.ndarray:
-    return mat @ mat.T
+    return np.rint(mat @ mat.T)
 
 
 def _jaccard(sets: Sequence[set]) -> tuple[np.ndarray, np.ndarray]:
@@ -206,7 +225,7 @@ def _span_info(mention: Mention, doc: Doc) -> _SpanInfo:
 def _cos(vecs: np.ndarray) -> np.ndarray:
     norm = np.linalg.norm(vecs, axis=1, keepdims=True)
     unit = vecs / np.maximum(norm, 1e-8)
-    return np.einsum("ik,jk->ij", unit, unit).astype(np.float32)  # einsum: no threaded BLAS for tiny products
+    return (unit @ unit.T).astype(np.float32)
 
 
 def pair_matrices(
@@ -329,8 +348,9 @@ def pair_features(
     n = len(mentions)
     ii, jj = np.triu_indices(n, 1)
     x = np.empty((len(ii), len(names)), dtype=np.float32)
+    flat = ii * n + jj
     for c, name in enumerate(names):
-        x[:, c] = np.asarray(mats[name], dtype=np.float32)[ii, jj]
+        x[:, c] = np.asarray(mats[name]).reshape(-1)[flat]
     return ii, jj, x, use_docs
 
 
@@ -352,9 +372,9 @@ class PairScorer:
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         z = (x - self.mean) / self.scale
-        h = np.einsum("pf,fh->ph", z, self.w0) + self.b0  # einsum: no threaded BLAS (contended CPUs)
+        h = z @ self.w0 + self.b0
         if self.w1 is not None:
-            h = np.einsum("ph,ho->po", np.maximum(h, 0.0), self.w1) + self.b1
+            h = np.maximum(h, 0.0) @ self.w1 + self.b1
         return h.reshape(-1)
 
     def proba(self, x: np.ndarray) -> np.ndarray:
@@ -543,6 +563,7 @@ class LearnedChainLinker:
         """
         if not mentions:
             return []
-        ii, jj, p, used = self.scores(mentions, sentence_index, docs)
+        with single_thread_blas():
+            ii, jj, p, used = self.scores(mentions, sentence_index, docs)
         thresholds, links = per_mention(mentions, self.settings["doc" if used else "base"])
         return cluster(len(mentions), ii, jj, p, thresholds, links, [is_pronoun(m.text) for m in mentions])

