@@ -35,8 +35,9 @@ def sample_index(progress: bool = True) -> Path:
 
     corpus = sample_paths().corpus
     annotation = AnnotationConfig()  # the default job sees the sample as raw text (auto annotation)
-    # The key covers the annotation config, so an index cached with another one (gold) is not reused.
-    config_key = json.dumps(asdict(annotation), sort_keys=True)
+    # The key covers the annotation config and the annotation code, so an index cached with another
+    # config (gold) or by an older annotator is not reused.
+    config_key = json.dumps(asdict(annotation), sort_keys=True) + _annotation_code_digest()
     key = hashlib.sha256(corpus.read_bytes() + f"v{FORMAT_VERSION}{config_key}".encode()).hexdigest()[:12]
     path = cache_dir() / f"sample-index-{key}"
     if (path / METADATA).is_file():
@@ -47,3 +48,15 @@ def sample_index(progress: bool = True) -> Path:
         if not (path / METADATA).is_file():  # a concurrent build finished first, or a real failure
             raise
     return path
+
+
+def _annotation_code_digest() -> str:
+    """sha256 of the modules that turn text into mention records (a change there changes the index)."""
+    import features
+
+    root = Path(features.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in ("annotate.py", "detect.py", "arguments.py", "coref.py", "ner.py", "strings.py"):
+        path = root / name
+        digest.update(path.read_bytes() if path.is_file() else b"")
+    return digest.hexdigest()
