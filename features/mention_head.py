@@ -25,6 +25,7 @@ pipeline, the training data hash, seed and dev scores.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -244,21 +245,49 @@ def forward(weights: dict[str, np.ndarray], ids: dict[str, np.ndarray], tensor: 
 
 
 def decode(bio_probs: np.ndarray, threshold: float) -> list[tuple[int, int]]:
-    """Greedy spans from [T, 3] O/B/I probabilities: inside when P(B)+P(I) >= threshold."""
-    spans: list[tuple[int, int]] = []
-    start = None
-    for i, (_, p_b, p_i) in enumerate(bio_probs):
-        inside = p_b + p_i >= threshold
-        if inside and start is not None and p_b <= p_i:
-            continue
-        if start is not None:
-            spans.append((start, i))
-            start = None
-        if inside:
-            start = i
-    if start is not None:
-        spans.append((start, len(bio_probs)))
-    return spans
+    """Greedy token spans ``[a, b)`` from [T, 3] O/B/I probabilities: a token is inside a mention when
+    ``P(B) + P(I) >= threshold`` and opens a new one when the previous token is outside or ``P(B) > P(I)``."""
+    if not len(bio_probs):
+        return []
+    p_b, p_i = bio_probs[:, 1], bio_probs[:, 2]
+    inside = (p_b + p_i) >= threshold
+    prev = np.concatenate(([False], inside[:-1]))
+    starts = np.flatnonzero(inside & (~prev | (p_b > p_i)))
+    ends = np.flatnonzero(inside & ~np.concatenate((inside[1:], [False]))) + 1  # end of each inside run
+    out = []
+    for a in starts.tolist():
+        run_end = int(ends[np.searchsorted(ends, a, side="right")])
+        nxt = np.searchsorted(starts, a, side="right")
+        b = min(run_end, int(starts[nxt])) if nxt < len(starts) else run_end
+        out.append((a, b))
+    return out
+
+
+def span_probability(bio_probs: np.ndarray, a: int, b: int) -> float:
+    """P(tokens [a, b) are exactly one mention) under the per-token BIO outputs:
+    P(B at a) * prod P(I inside) * P(not I after)."""
+    p = float(bio_probs[a, 1]) * float(np.prod(bio_probs[a + 1 : b, 2]))
+    if b < len(bio_probs):
+        p *= 1.0 - float(bio_probs[b, 2])
+    return p
+
+
+_CONTROLLER: list = []
+
+
+def _one_blas_thread():
+    """Single-threaded BLAS for the small matmuls of one passage (threads only contend on busy cores:
+    30x slower with 2 OpenBLAS threads on 2 loaded cores); a no-op without threadpoolctl."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _CONTROLLER.append(ThreadpoolController())
+        except Exception:  # pragma: no cover - threadpoolctl comes with scikit-learn
+            _CONTROLLER.append(None)
+    if _CONTROLLER[0] is None:  # pragma: no cover
+        return contextlib.nullcontext()
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 # -- the detector ----------------------------------------------------------------------------------
@@ -298,6 +327,9 @@ class LearnedMentionDetector:
             self.thresholds = {k: float(v) for k, v in self.config.get("thresholds", {}).items()}
         for kind in KINDS:
             self.thresholds.setdefault(kind, 0.5)
+        self.candidate_thresholds = {k: float(v) for k, v in self.config.get("candidate_thresholds", {}).items()}
+        for kind in KINDS:
+            self.candidate_thresholds.setdefault(kind, 0.05)
         self.coarse = {k: tuple(v) for k, v in self.config["coarse_types"].items()}
 
     @classmethod
@@ -364,20 +396,42 @@ class LearnedMentionDetector:
         ids, tensor = token_features(doc)
         if len(doc) == 0:
             return {name: np.zeros((0, b - a), np.float32) for name, (a, b) in self.layout.items()}
-        logits = forward(self.weights, ids, tensor)
+        with _one_blas_thread():
+            logits = forward(self.weights, ids, tensor)
         return {name: _softmax(logits[:, a:b]) for name, (a, b) in self.layout.items()}
 
-    def __call__(self, doc: spacy.tokens.Doc) -> list[Mention]:
+    def __call__(self, doc: spacy.tokens.Doc, candidates: Iterable[Mention] | None = None) -> list[Mention]:
+        """The decoded mentions; with ``candidates`` (e.g. the spaCy rules' spans) also every candidate
+        whose span probability under the head reaches the kind's ``candidate_thresholds`` (config)."""
         probs = self.probabilities(doc)
-        found: list[Mention] = []
+        found: dict[tuple[int, int, str], Mention] = {}
         text = doc.text
+        type_arg = {kind: probs[f"type_{kind}"].argmax(axis=1) for kind in KINDS}
         for kind in KINDS:
-            types = probs[f"type_{kind}"]
             for a, b in decode(probs[f"bio_{kind}"], self.thresholds[kind]):
                 start, end = doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)
-                coarse = self.coarse[kind][int(types[a:b].mean(axis=0).argmax())]
-                found.append(Mention(start, end, text[start:end], kind=kind, tag=f"AUTO_{coarse}", source="auto"))
-        return sorted(found, key=lambda m: (m.start, m.end, m.kind or ""))
+                coarse = self.coarse[kind][int(type_arg[kind][b - 1])]
+                found[(start, end, kind)] = Mention(
+                    start, end, text[start:end], kind=kind, tag=f"AUTO_{coarse}", source="auto"
+                )
+        if candidates is not None:
+            for m, score in zip(cands := list(candidates), self.span_scores(doc, cands, probs), strict=True):
+                if m.kind in KINDS and (m.start, m.end, m.kind) not in found:
+                    if score >= self.candidate_thresholds[m.kind]:
+                        found[(m.start, m.end, m.kind)] = m
+        return sorted(found.values(), key=lambda m: (m.start, m.end, m.kind or ""))
+
+    def span_scores(
+        self, doc: spacy.tokens.Doc, mentions: Sequence[Mention], probs: dict[str, np.ndarray] | None = None
+    ) -> list[float]:
+        """The head's probability that each mention's token span is exactly one mention of its kind
+        (0 for a kind the head does not know or a span that covers no token)."""
+        probs = probs if probs is not None else self.probabilities(doc)
+        out = []
+        for m in mentions:
+            span = doc.char_span(m.start, m.end, alignment_mode="expand") if m.kind in KINDS else None
+            out.append(span_probability(probs[f"bio_{m.kind}"], span.start, span.end) if span else 0.0)
+        return out
 
     def pipe(self, docs: Iterable[spacy.tokens.Doc]) -> list[list[Mention]]:
         return [self(doc) for doc in docs]

@@ -36,10 +36,12 @@ from features.mention_head import (
     detection_scores,
     output_layout,
     token_features,
+    union,
 )
 from hybrid.records import KINDS, Mention
 
 log = logging.getLogger("features.train_mention_head")
+WORD_FEATURES = ("lower", "lemma")
 
 
 @dataclass
@@ -93,7 +95,7 @@ def data_hash(passages: list[dict]) -> str:
 
 
 # -- the PyTorch twin of features.mention_head.forward ---------------------------------------------
-def build_model(hidden: int, dropout: float):
+def build_model(hidden: int, dropout: float, kernels: tuple[int, int] = (3, 3)):
     import torch
     from torch import nn
 
@@ -105,8 +107,8 @@ def build_model(hidden: int, dropout: float):
             super().__init__()
             self.emb = nn.ModuleDict({name: nn.Embedding(b, d) for name, (b, d) in FEATURES.items()})
             self.tensor_scale = nn.Parameter(torch.ones(96))
-            self.conv1 = nn.Conv1d(d_in, hidden, 5, padding=2)
-            self.conv2 = nn.Conv1d(hidden, hidden, 3, padding=1)
+            self.conv1 = nn.Conv1d(d_in, hidden, kernels[0], padding=kernels[0] // 2)
+            self.conv2 = nn.Conv1d(hidden, hidden, kernels[1], padding=kernels[1] // 2)
             self.out = nn.Linear(hidden, n_out)
             self.drop = nn.Dropout(dropout)
             for e in self.emb.values():
@@ -150,8 +152,10 @@ def train(
     examples: list[Example],
     epochs: int,
     seed: int = 13,
-    hidden: int = 128,
-    dropout: float = 0.2,
+    hidden: int = 96,
+    dropout: float = 0.3,
+    kernels: tuple[int, int] = (3, 3),
+    word_dropout: float = 0.25,
     lr: float = 2e-3,
     batch_size: int = 32,
     type_weight: float = 0.5,
@@ -162,7 +166,7 @@ def train(
 
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True)
-    model = build_model(hidden, dropout)
+    model = build_model(hidden, dropout, tuple(kernels))
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     layout = output_layout({"coarse_types": COARSE_TYPES})
     ce = torch.nn.CrossEntropyLoss(ignore_index=-100)
@@ -176,6 +180,10 @@ def train(
         total, n = 0.0, 0
         for bi in rng.permutation(len(batches)):
             ids, tensor, mask, targets = _batch([examples[i] for i in batches[bi]])
+            if word_dropout:  # hide the word identity now and then: rely on syntax and context too
+                for name in WORD_FEATURES:
+                    drop = torch.from_numpy(rng.random(tuple(ids[name].shape)) < word_dropout)
+                    ids[name] = ids[name].masked_fill(drop, 0)
             logits = model(ids, tensor, mask)
             loss = 0.0
             for name, (a, b) in layout.items():
@@ -186,7 +194,7 @@ def train(
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss) * len(batches[bi])
+            total += float(loss.detach()) * len(batches[bi])
             n += len(batches[bi])
         losses.append(total / max(n, 1))
         if eval_fn is not None:
@@ -242,6 +250,45 @@ def choose_thresholds(detector, examples: list[Example], grid=None, min_overlap:
     return chosen
 
 
+def rule_candidates():
+    """The spaCy rules of :mod:`features.detect` (``rule_mentions``), or None on an older checkout."""
+    try:
+        from features.detect import rule_mentions
+    except ImportError:  # pragma: no cover
+        return None
+    return rule_mentions
+
+
+def choose_candidate_thresholds(detector, examples: list[Example], rules, beta: float = 2.0) -> dict:
+    """Per kind: the span-probability threshold for rule candidates (kept beside the decoded spans) with
+    the best exact F-beta (recall-weighted) on ``examples``."""
+    grid = [0.0, 0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.01]
+    decoded, cands, scores = [], [], []
+    for e in examples:
+        decoded.append(detector(e.doc))
+        c = [m for m in rules(e.doc) if m.kind in KINDS]
+        cands.append(c)
+        scores.append(detector.span_scores(e.doc, c))
+    gold = [e.gold for e in examples]
+    chosen, table = {}, {}
+    for kind in KINDS:
+        best = None
+        for tau in grid:
+            found = [
+                union(d, [m for m, s in zip(c, sc, strict=True) if m.kind == kind and s >= tau])
+                for d, c, sc in zip(decoded, cands, scores, strict=True)
+            ]
+            r = detection_scores(gold, found)[kind]
+            p, rec = r["exact_precision"], r["exact_recall"]
+            f = (1 + beta**2) * p * rec / (beta**2 * p + rec) if p + rec else 0.0
+            table[f"{kind}@{tau}"] = {"exact_recall": round(rec, 4), "exact_precision": round(p, 4), "f": round(f, 4)}
+            if best is None or f > best[0]:
+                best = (f, tau)
+        chosen[kind] = best[1]
+    log.info("candidate thresholds %s from %s", chosen, table)
+    return chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", required=True)
@@ -253,8 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--epochs", type=int, default=0, help="fixed epochs (0: choose on the held-out train topics)")
     ap.add_argument("--max-epochs", type=int, default=12)
-    ap.add_argument("--hidden", type=int, default=128)
-    ap.add_argument("--dropout", type=float, default=0.2)
+    ap.add_argument("--hidden", type=int, default=96)
+    ap.add_argument("--kernels", type=int, nargs=2, default=(3, 3))
+    ap.add_argument("--dropout", type=float, default=0.3)
+    ap.add_argument("--word-dropout", type=float, default=0.25)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--min-overlap", type=float, default=0.92)
@@ -283,7 +332,15 @@ def main(argv: list[str] | None = None) -> int:
         "features": {k: list(v) for k, v in FEATURES.items()},
         "bio": list(BIO),
     }
-    hp = dict(seed=args.seed, hidden=args.hidden, dropout=args.dropout, lr=args.lr, batch_size=args.batch_size)
+    hp = dict(
+        seed=args.seed,
+        hidden=args.hidden,
+        dropout=args.dropout,
+        kernels=list(args.kernels),
+        word_dropout=args.word_dropout,
+        lr=args.lr,
+        batch_size=args.batch_size,
+    )
 
     epochs = args.epochs
     val_scores = None
@@ -311,6 +368,12 @@ def main(argv: list[str] | None = None) -> int:
         epochs, val_scores = best + 1, evals[best]
         log.info("chose %d epochs on held-out train topics: %s", epochs, val_scores)
     thresholds = val_scores["thresholds"] if val_scores else {k: 0.5 for k in KINDS}
+    cand_thresholds, rules = None, rule_candidates()
+    if rules is not None:
+        fit_model, _, _ = train(fit, epochs, **hp)
+        fit_model.eval()
+        det = detector_from(fit_model, {**base_config, "thresholds": thresholds})
+        cand_thresholds = choose_candidate_thresholds(det, val, rules)
 
     all_train = fit + val
     model, losses, _ = train(all_train, epochs, **hp)
@@ -319,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
     config = {
         **base_config,
         "thresholds": thresholds,
+        "candidate_thresholds": cand_thresholds or {k: 1.01 for k in KINDS},
+        "candidate_rules": "features.detect.rule_mentions" if cand_thresholds else None,
         "training": {
             **hp,
             "epochs": epochs,
@@ -340,10 +405,16 @@ def main(argv: list[str] | None = None) -> int:
         det = LearnedMentionDetector(weights, config)
         s = detection_scores([e.gold for e in dev], [det(e.doc) for e in dev])
         config["eval"] = {"split": args.eval_split, "passages": len(dev), "scores": s}
-        for k in (*KINDS, "all"):
+        runs = [("head", s)]
+        if cand_thresholds:
+            sc = detection_scores([e.gold for e in dev], [det(e.doc, candidates=rules(e.doc)) for e in dev])
+            config["eval"]["scores_with_rule_candidates"] = sc
+            runs.append(("head+rules", sc))
+        for (name, s), k in ((r, k) for r in runs for k in (*KINDS, "all")):
             log.info(
-                "%s %-6s overlap R %.3f exact R %.3f overlap P %.3f exact P %.3f",
+                "%s %s %-6s overlap R %.3f exact R %.3f overlap P %.3f exact P %.3f",
                 args.eval_split,
+                name,
                 k,
                 s[k]["overlap_recall"],
                 s[k]["exact_recall"],
