@@ -32,6 +32,7 @@ from pathlib import Path
 from hybrid.cli_common import (
     make_parser,
     non_negative_float,
+    non_negative_int,
     output_file,
     positive_int,
     run_cli,
@@ -50,6 +51,7 @@ def parser() -> argparse.ArgumentParser:
     from hybrid.fusion.fuse import METHODS as FUSION_METHODS
     from hybrid.fusion.normalize import NORMALISATIONS
     from hybrid.retrieval.bm25f import DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
+    from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, PASSAGE_WEIGHT
     from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS
 
     p = make_parser("python -m hybrid.search", __doc__, epilog=True)
@@ -68,6 +70,17 @@ def parser() -> argparse.ArgumentParser:
                    help="multifield clauses source[:field]=weight, comma separated (sources: mention chain ner "
                         "context sentence trigrams acronym type; fields: mention ner context coref trigrams "
                         "acronym type)")
+    p.add_argument("--passage-weight", type=unit_float, default=PASSAGE_WEIGHT,
+                   help="multifield/bm25f/dense/fused: weight of plain passage BM25 fused with the mention-level run "
+                        "(the recall safety net for passages whose mention was not detected; 0 = off)")
+    p.add_argument("--doc-weight", type=non_negative_float, default=DOC_WEIGHT,
+                   help="multifield/bm25f/dense/fused: weight of the TF-IDF cosine between the query's and the "
+                        "candidate's documents (0 = off)")
+    p.add_argument("--expand-docs", type=non_negative_int, default=EXPAND_DOCS,
+                   help="multifield/bm25f/dense/fused: also consider every passage of the N documents most similar "
+                        "to the query's document")
+    p.add_argument("--net-depth", type=positive_int, default=DEPTH,
+                   help="hits the mention-level run and passage BM25 each fetch before the safety net combines them")
     p.add_argument("--any-kind", action="store_true",
                    help="multifield/bm25f/dense: do not restrict candidates to the query's kind")
     p.add_argument("--bm25f-fields", default=DEFAULT_BM25F_FIELDS, help="bm25f: field=weight, comma separated")
@@ -121,6 +134,17 @@ def build_retriever(args: argparse.Namespace, index, model: str | None = None):
                                    k=args.hits, progress=not args.quiet, threads=args.threads,
                                    batch_size=args.batch_size)
     return shard_retriever(retriever, index)
+
+
+def with_safety_net(args: argparse.Namespace, index, retriever):
+    """Mention-level models get passage-level BM25 and document context (hybrid.retrieval.doc_context)."""
+    from hybrid.retrieval.doc_context import SafetyNet
+
+    if args.model == "bm25" or (args.passage_weight == 0 and args.doc_weight == 0 and args.expand_docs == 0):
+        return retriever
+    return SafetyNet(retriever, index, passage_weight=args.passage_weight, doc_weight=args.doc_weight,
+                     expand_docs=args.expand_docs, depth=args.net_depth, k=args.hits, k1=args.k1, b=args.b,
+                     threads=args.threads)
 
 
 def build_dense(args: argparse.Namespace, index):
@@ -213,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     topics = read_topics(topics_path, resolve=index.passage_text, skip_bad=skipped)
     if skipped:
         print(skipped.summary(), file=sys.stderr)
-    retriever = build_retriever(args, index)
+    retriever = with_safety_net(args, index, build_retriever(args, index))
     started = time.time()
     run = retriever.search(topics, args.hits)
     elapsed = time.time() - started

@@ -1,0 +1,199 @@
+"""Recall safety net and document context for mention-level first stages.
+
+On a collection nobody annotated, a mention-level retriever (multifield, BM25F, dense over detected
+candidates) cannot reach a passage whose coreferring mention the detector missed. Two raw-text
+signals close that gap without any annotation:
+
+* **passage level** (the safety net): plain Pyserini BM25 of the query sentence over ``passages/``
+  is fused with the mention-level run (CombSUM over min-max scores), so every passage BM25 finds
+  stays reachable;
+* **document context**: a coreferring mention usually sits in a document about the same story, so
+  each candidate gets ``doc_weight * cos(query document, candidate document)`` (TF-IDF over whole
+  documents, sub-linear tf, English stop words), and the passages of the ``expand_docs`` documents
+  most similar to the query's document join the candidates. The query's document is its own
+  document in the index when known (query by example), else the query text alone.
+
+The final score of a candidate passage is
+``(1 - passage_weight) * mm(mention run) + passage_weight * mm(passage BM25) + doc_weight * cos``,
+ties broken by passage id; a passage keeps the mention span the mention-level run matched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from hybrid.errors import ConfigError
+from hybrid.records import Hit, Run, Topic
+from hybrid.retrieval.base import Retriever
+from hybrid.retrieval.sparse import PassageBM25
+
+#: Defaults of the safety net (chosen on ECB+ dev, raw corpus, as round values; see BENCHMARKS.md).
+PASSAGE_WEIGHT = 0.5
+DOC_WEIGHT = 1.0
+EXPAND_DOCS = 10
+DEPTH = 200
+
+
+def stored_passages(index) -> Iterator[dict]:
+    """Every stored passage of a hybrid index's ``passages/`` Lucene index (its raw JSON), in Lucene order."""
+    from jnius import autoclass
+
+    from indexes.lucene import PASSAGES
+
+    path = autoclass("java.io.File")(str(index.path / PASSAGES)).toPath()
+    reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
+        autoclass("org.apache.lucene.store.FSDirectory").open(path))
+    try:
+        stored = reader.storedFields()
+        live = autoclass("org.apache.lucene.index.MultiBits").getLiveDocs(reader)
+        for n in range(reader.maxDoc()):
+            if live is not None and not live.get(n):
+                continue
+            raw = stored.document(n).get("raw")
+            if raw:
+                yield json.loads(raw)
+    finally:
+        reader.close()
+
+
+@dataclass
+class DocumentVectors:
+    """L2-normalised TF-IDF vectors of the index's documents (all passages of a document joined)."""
+
+    doc_ids: list[str]
+    matrix: object  # scipy.sparse.csr_matrix, one row per document
+    vectorizer: object  # the fitted sklearn TfidfVectorizer
+    passages_of: dict[str, list[str]]
+
+    @classmethod
+    def from_passages(cls, passages: list[dict]) -> DocumentVectors:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        texts: dict[str, list[tuple[int, str, str]]] = {}
+        for n, p in enumerate(passages):
+            sent = p.get("sent_id")
+            texts.setdefault(p["doc_id"], []).append((sent if sent is not None else n, p["id"], p["contents"]))
+        doc_ids = sorted(texts)
+        for parts in texts.values():
+            parts.sort()
+        vectorizer = TfidfVectorizer(sublinear_tf=True, stop_words="english", dtype=np.float32)
+        matrix = vectorizer.fit_transform([" ".join(t for _, _, t in texts[d]) for d in doc_ids]).tocsr()
+        return cls(doc_ids, matrix, vectorizer, {d: [pid for _, pid, _ in texts[d]] for d in doc_ids})
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        return {d: i for i, d in enumerate(self.doc_ids)}
+
+    def query_vector(self, doc_id: str | None, text: str):
+        """The query document's row when it is indexed, else the vector of ``text``."""
+        if doc_id is not None and doc_id in self.row_of:
+            return self.matrix[self.row_of[doc_id]]
+        return self.vectorizer.transform([text])
+
+    def similarities(self, query_vector) -> np.ndarray:
+        """Cosine similarity of the query vector with every document (rows are unit length)."""
+        return np.asarray((self.matrix @ query_vector.T).todense()).ravel()
+
+
+_VECTORS: dict[str, DocumentVectors] = {}
+
+
+def document_vectors(index) -> DocumentVectors:
+    """The document vectors of an index, computed once per process (a pass over the stored passages)."""
+    from hybrid.scale.sharded_search import ShardedIndex
+
+    if isinstance(index, ShardedIndex):
+        raise ConfigError(None, None, "document context is not available on a sharded index yet; "
+                                      "set its weight to 0 (--doc-weight 0 --expand-docs 0)")
+    key = str(index.path.resolve())
+    if key not in _VECTORS:
+        _VECTORS[key] = DocumentVectors.from_passages(list(stored_passages(index)))
+    return _VECTORS[key]
+
+
+def _minmax(hits: list[Hit]) -> dict[str, float]:
+    if not hits:
+        return {}
+    scores = [h.score for h in hits]
+    lo, hi = min(scores), max(scores)
+    return {h.docid: (h.score - lo) / (hi - lo) if hi > lo else 1.0 for h in hits}
+
+
+class SafetyNet(Retriever):
+    """A mention-level retriever made safe for raw text: passage-level BM25 + document context (module docs)."""
+
+    def __init__(self, base: Retriever, index, passage_weight: float = PASSAGE_WEIGHT,
+                 doc_weight: float = DOC_WEIGHT, expand_docs: int = EXPAND_DOCS, depth: int = DEPTH,
+                 k: int = 100, k1: float = 0.9, b: float = 0.4, threads: int = 1, passage_retriever=None):
+        if not 0 <= passage_weight <= 1:
+            raise ConfigError(None, None, f"passage weight must be in [0, 1], got {passage_weight}")
+        if doc_weight < 0 or expand_docs < 0 or depth < 1:
+            raise ConfigError(None, None, "doc weight and expand docs must be >= 0 and depth >= 1")
+        self.base, self.index = base, index
+        self.passage_weight, self.doc_weight, self.expand_docs = passage_weight, doc_weight, expand_docs
+        self.depth, self.k = depth, k
+        self.passage_retriever = passage_retriever
+        if self.passage_retriever is None and passage_weight > 0:
+            from hybrid.scale.sharded_search import shard_retriever
+
+            self.passage_retriever = shard_retriever(
+                PassageBM25(index, "sentence", k1=k1, b=b, threads=threads, k=depth), index)
+        self.name = f"{base.name}+net"
+
+    @property
+    def component_runs(self) -> dict[str, Run]:
+        """The component runs of a fused base (so a CLI can still write them)."""
+        return getattr(self.base, "component_runs", {})
+
+    def search(self, topics: list[Topic], k: int) -> Run:
+        depth = max(self.depth, k)
+        mention_run = self.base.search(topics, depth)
+        passage_run = self.passage_retriever.search(topics, depth) if self.passage_weight > 0 else {}
+        vectors = document_vectors(self.index) if self.doc_weight > 0 or self.expand_docs > 0 else None
+        return {t.qid: self._combine(t, mention_run.get(t.qid, []), passage_run.get(t.qid, []), vectors, k)
+                for t in topics}
+
+    def _combine(self, topic: Topic, mention_hits: list[Hit], passage_hits: list[Hit],
+                 vectors: DocumentVectors | None, k: int) -> list[Hit]:
+        pw = self.passage_weight
+        mention, passage = _minmax(mention_hits), _minmax(passage_hits)
+        spans = {h.docid: h for h in mention_hits}
+        candidates = set(mention) | set(passage)
+        doc_score: dict[str, float] = {}
+        if vectors is not None:
+            own = self.index.exclude_doc(topic)
+            sims = vectors.similarities(vectors.query_vector(own, topic.text))
+            if own in vectors.row_of:
+                sims[vectors.row_of[own]] = -np.inf  # the query's own document is never a candidate
+            if self.expand_docs:
+                order = np.lexsort((np.arange(len(sims)), -sims))[: self.expand_docs]
+                for row in order:
+                    if np.isfinite(sims[row]) and sims[row] > 0:
+                        candidates.update(vectors.passages_of[vectors.doc_ids[row]])
+            for pid in candidates:
+                row = vectors.row_of.get(self._passage_doc.get(pid))
+                doc_score[pid] = float(sims[row]) if row is not None and np.isfinite(sims[row]) else 0.0
+        scored = []
+        for pid in candidates:
+            score = (1 - pw) * mention.get(pid, 0.0) + pw * passage.get(pid, 0.0)
+            score += self.doc_weight * doc_score.get(pid, 0.0)
+            scored.append((score, pid))
+        scored.sort(key=lambda pair: (-pair[0], pair[1]))
+        hits = []
+        for score, pid in scored[:k]:
+            matched = spans.get(pid)
+            hits.append(Hit(docid=pid, score=score, mention_start=matched.mention_start if matched else None,
+                            mention_end=matched.mention_end if matched else None,
+                            mention_text=matched.mention_text if matched else None,
+                            mention_id=matched.mention_id if matched else None))
+        return hits
+
+    @cached_property
+    def _passage_doc(self) -> dict[str, str]:
+        vectors = document_vectors(self.index)
+        return {pid: doc for doc, pids in vectors.passages_of.items() for pid in pids}

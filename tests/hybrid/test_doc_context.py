@@ -1,0 +1,101 @@
+"""The recall safety net: passage BM25 + document context around a mention-level retriever."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hybrid.records import Hit, Topic
+from hybrid.retrieval.base import Retriever
+from hybrid.retrieval.doc_context import DocumentVectors, SafetyNet, stored_passages
+
+# Passage "c:1" is annotated with no mentions at all ("mentions": [] kept as annotated), so no mention-level
+# retriever can reach it; its words are the query's, and its document is about the same story.
+CORPUS = [
+    {"id": "q:0", "doc_id": "q", "sent_id": 0, "text": "A powerful earthquake struck Yushu county on Wednesday.",
+     "mentions": [{"start": 11, "end": 21, "text": "earthquake", "kind": "event", "tag": "ACTION_OCCURRENCE"}]},
+    {"id": "q:1", "doc_id": "q", "sent_id": 1, "text": "Rescuers searched collapsed schools in Qinghai.",
+     "mentions": []},
+    {"id": "c:0", "doc_id": "c", "sent_id": 0, "text": "Rescuers in Qinghai dug through collapsed schools.",
+     "mentions": []},
+    {"id": "c:1", "doc_id": "c", "sent_id": 1, "text": "The earthquake struck Yushu county early Wednesday.",
+     "mentions": []},
+    {"id": "d:0", "doc_id": "d", "sent_id": 0, "text": "The central bank raised interest rates on Wednesday.",
+     "mentions": [{"start": 17, "end": 23, "text": "raised", "kind": "event", "tag": "ACTION_OCCURRENCE"}]},
+]
+
+
+@pytest.fixture(scope="module")
+def net_index(tmp_path_factory):
+    from features.annotate import AnnotationConfig
+    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.lucene import IndexConfig, build_index
+
+    root = tmp_path_factory.mktemp("net")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in CORPUS), encoding="utf-8")
+    config = AnnotationConfig(annotation="corpus", ner="heuristic", detect="heuristic",
+                              empty_means_unannotated=False)
+    build_index(IndexConfig(corpus=str(corpus), annotation=config), root / "index", progress=False)
+    return SparseIndex(root / "index")
+
+
+def query() -> Topic:
+    return Topic(qid="t1", text=CORPUS[0]["text"], start=11, end=21, doc_id="q", passage_id="q:0", kind="event")
+
+
+def test_safety_net_returns_a_passage_with_no_detected_mention(net_index):
+    from hybrid.retrieval.sparse import MultiFieldBM25
+
+    assert net_index.mention_records("c:1") == []
+    mention_level = MultiFieldBM25(net_index).search([query()], 10)["t1"]
+    assert "c:1" not in [h.docid for h in mention_level]
+    netted = SafetyNet(MultiFieldBM25(net_index), net_index).search([query()], 10)["t1"]
+    ids = [h.docid for h in netted]
+    assert ids[0] == "c:1"
+    assert not {"q:0", "q:1"} & set(ids)  # the query's own document stays excluded
+
+
+def test_document_context_alone_ranks_the_same_story_first(net_index):
+    class Nothing(Retriever):
+        name = "nothing"
+
+        def search(self, topics, k):
+            return {t.qid: [] for t in topics}
+
+    hits = SafetyNet(Nothing(), net_index, passage_weight=0.0, doc_weight=1.0, expand_docs=5).search([query()], 10)
+    ids = [h.docid for h in hits["t1"]]
+    assert set(ids[:2]) == {"c:0", "c:1"} and ids[-1] == "d:0"
+    none = SafetyNet(Nothing(), net_index, passage_weight=0.0, doc_weight=1.0, expand_docs=0).search([query()], 10)
+    assert none["t1"] == []
+
+
+def test_mention_spans_are_kept_and_scores_combine_as_documented(net_index):
+    class Fixed(Retriever):
+        name = "fixed"
+
+        def search(self, topics, k):
+            return {"t1": [Hit("d:0", 3.0, 17, 23, "raised", "d:0#17-23"), Hit("c:0", 1.0)]}
+
+    net = SafetyNet(Fixed(), net_index, passage_weight=0.0, doc_weight=0.0, expand_docs=0)
+    hits = net.search([query()], 10)["t1"]
+    assert [(h.docid, h.score, h.mention_start, h.mention_end) for h in hits] == [
+        ("d:0", 1.0, 17, 23), ("c:0", 0.0, None, None)]
+
+
+def test_document_vectors_join_a_documents_passages_in_sentence_order(net_index):
+    vectors = DocumentVectors.from_passages(list(stored_passages(net_index)))
+    assert vectors.doc_ids == ["c", "d", "q"]
+    assert vectors.passages_of["c"] == ["c:0", "c:1"]
+    sims = vectors.similarities(vectors.query_vector("q", ""))
+    assert sims[vectors.row_of["q"]] == pytest.approx(1.0, abs=1e-5)
+    assert sims[vectors.row_of["c"]] > sims[vectors.row_of["d"]]
+
+
+def test_bad_weights_are_refused(net_index):
+    from hybrid.errors import ConfigError
+    from hybrid.retrieval.sparse import MultiFieldBM25
+
+    with pytest.raises(ConfigError):
+        SafetyNet(MultiFieldBM25(net_index), net_index, passage_weight=1.5)
