@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import time
@@ -21,6 +22,18 @@ from pathlib import Path
 from features.mention_head import SPACY_MODEL, LearnedMentionDetector, detection_scores, union
 from features.train_mention_head import _mentions, read_curated
 from hybrid.records import KINDS
+
+
+def _machine() -> str:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:  # pragma: no cover
+        pass
+    return f"{model or platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"
 
 
 def _timed(fn, docs):
@@ -87,7 +100,7 @@ def run(corpus: str, split: str, head_path: str | None, recall_threshold: float)
         "head_candidate_thresholds": head.candidate_thresholds,
         "head_training": {k: head.config["training"].get(k) for k in ("epochs", "seed", "data_sha256", "seconds")},
         "detectors": results,
-        "machine": f"{platform.machine()} {platform.processor() or ''} python {platform.python_version()}".strip(),
+        "machine": _machine(),
     }
 
 
@@ -119,7 +132,7 @@ def markdown(res: dict, command: str) -> str:
                 f"| {name} | {kind} | {s['overlap_recall']:.3f} | {s['exact_recall']:.3f} | "
                 f"{s['overlap_precision']:.3f} | {s['exact_precision']:.3f} | {extra} |"
             )
-    lines += ["", f"Command: `{command}`", "", f"Machine: {res['machine']}; CPU times (2 shared cores).", ""]
+    lines += ["", f"Command: `{command}`", "", f"Machine: {res['machine']}; CPU times (process time, one process).", ""]
     return "\n".join(lines)
 
 

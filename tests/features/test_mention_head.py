@@ -157,3 +157,14 @@ def test_training_on_a_tiny_set_reduces_loss_and_numpy_matches_torch(nlp):
     for i, e in enumerate(examples):
         np.testing.assert_allclose(forward(weights, e.ids, e.tensor), logits[i, : len(e.tensor)], atol=1e-4)
     _ = build_model  # the training module's model factory is importable
+
+
+def test_rule_candidates_are_kept_by_their_span_probability(nlp, head):
+    doc = nlp(TEXT)
+    reid = Mention(21, 30, "Tara Reid", kind=ENTITY, tag="AUTO_PERSON", source="auto")
+    junk = Mention(0, 30, TEXT[:30], kind=ENTITY, tag="AUTO_NP", source="auto")
+    s_reid, s_junk = head.span_scores(doc, [reid, junk])
+    assert 0.0 <= s_junk < head.candidate_thresholds[ENTITY] <= s_reid <= 1.0
+    found = head(doc, candidates=[reid, junk])
+    assert junk not in found and (21, 30, ENTITY) in {(m.start, m.end, m.kind) for m in found}
+    assert set(head(doc)) <= set(found)
