@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from features.arguments import event_arguments
 from features.coref import _linked, _UnionFind, candidate_pairs
-from features.detect import DOC_VERB_LEMMAS, heuristic_mentions, rule_mentions
+from features.detect import DOC_VERB_LEMMAS, heuristic_mentions, lemma, rule_mentions
 from features.ner import EntitySpan, _load_spacy, entity_tagger, heuristic_entities
 from features.strings import acronyms, char_trigrams, is_pronoun
 from hybrid.records import ENTITY, EVENT, Mention, Passage, Topic
@@ -319,7 +319,7 @@ class Annotator:
     ]:
         """Entities, mentions and event arguments of one document from its passages' parses."""
         cfg = self.config
-        verb_lemmas = {t.lemma_.lower() for d in parsed.values() for t in d if t.pos_ == "VERB"}
+        verb_lemmas = {lemma(t) for d in parsed.values() for t in d if t.pos_ == "VERB"}
         tagged: dict[int, list[EntitySpan]] = {}
         if self.entities is not None:
             ids = list(parsed)
@@ -487,4 +487,6 @@ def _pipeline(model: str, detect: str) -> Any:
         nlp = _load_spacy(model, tuple(unused)) if unused else nlp
     elif "parser" not in nlp.pipe_names or not ({"tagger", "morphologizer"} & set(nlp.pipe_names)):
         raise ValueError(f"spaCy pipeline {model!r} has no tagger and parser; cannot detect mentions (--detect)")
+    elif detect == "rules" and "lemmatizer" in nlp.pipe_names:  # the rules stem instead (features.detect.lemma)
+        nlp = _load_spacy(model, ("lemmatizer",))
     return nlp

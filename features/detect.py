@@ -86,15 +86,28 @@ def _span(doc, start: int, end: int, kind: str, tag: str, text: str | None = Non
     return Mention(a, b, (doc.text if text is None else text)[a:b], kind=kind, tag=tag, source="auto")
 
 
+def lemma(tok) -> str:
+    """The token's lemma, or a crude stem when the pipeline runs without its lemmatizer (the ``rules``
+    detector excludes it: 20% of the parse time for the tags of a few nominals)."""
+    found = tok.lemma_.lower()
+    if found:
+        return found
+    word = tok.lower_
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 def is_event_nominal(tok, verb_lemmas: set[str] | frozenset[str] = frozenset()) -> bool:
     """A noun that names an event: the lexicon/suffix heuristic, a derivational suffix, or a lemma that
     is also used as a verb in the same document (``the attack`` ... ``attacked``)."""
     if tok.pos_ not in ("NOUN", "PROPN") or len(tok.text) < 3:
         return False
-    lemma, low = tok.lemma_.lower(), tok.text.lower()
-    if lemma in EVENT_LEXICON or low in EVENT_LEXICON or low in EVENT_NAMES or lemma in verb_lemmas:
+    base, low = lemma(tok), tok.text.lower()
+    if base in EVENT_LEXICON or low in EVENT_LEXICON or low in EVENT_NAMES or base in verb_lemmas:
         return True
-    return tok.pos_ == "NOUN" and len(lemma) >= 5 and lemma.endswith(NOMINAL_SUFFIXES)
+    return tok.pos_ == "NOUN" and len(base) >= 5 and base.endswith(NOMINAL_SUFFIXES)
 
 
 def _strip(doc, start: int, end: int) -> int:
@@ -121,7 +134,7 @@ def rule_mentions(doc, particles: bool = True, verb_preps: bool = False, nouns: 
     (``benchmarks/results/detection.md``): particles add exact matches at no precision cost, verb +
     preposition adds 1 point of exact recall for 8 points of precision.
     """
-    verb_lemmas = doc.user_data.get(DOC_VERB_LEMMAS) or {t.lemma_.lower() for t in doc if t.pos_ == "VERB"}
+    verb_lemmas = doc.user_data.get(DOC_VERB_LEMMAS) or {lemma(t) for t in doc if t.pos_ == "VERB"}
     found: dict[tuple[int, int, str], Mention] = {}
     text = doc.text
 

@@ -277,7 +277,7 @@ def build_sharded_index(
     engine = get_engine(engine)
     output = Path(output).resolve()  # workers may run in another directory
     remove_stale_builds(output.parent, output.name)
-    Annotator(config.annotation)  # fail fast on a bad annotation config, before any worker starts
+    sources = Annotator(config.annotation).sources()  # fail fast on a bad annotation config, before any worker starts
     started = time.time()
     timings: dict[str, float] = {}
     report = SkipReport() if skip_bad else None
@@ -317,6 +317,7 @@ def build_sharded_index(
                 "format": FORMAT_VERSION,
                 "kind": "hybrid-sparse-index",
                 "config": config.to_json(),
+                "annotation_sources": sources,
                 "corpus_sha256": corpus_sha,
                 "shard": {"index": i, "of": n_shards, "assignment": ASSIGNMENT},
                 "counts": counts[i],
