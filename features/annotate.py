@@ -281,7 +281,7 @@ class Annotator:
         cfg = self.config
         self.detector = make_detector(cfg.detect)
         self.linker = make_linker(cfg.chains)
-        self.nlp = _pipeline(cfg.model if cfg.needs_model else "", cfg.detect)
+        self.nlp = _pipeline(cfg.model if cfg.needs_model else "", cfg.detect, lemmas=cfg.chains != "heuristic")
         self.entities = None if cfg.ner == "spacy" else entity_tagger(cfg.ner)  # a second parse only if asked
         self.parses = 0  # passages parsed (tests check that each is parsed once)
 
@@ -474,9 +474,10 @@ PIPE_BATCH = 256
 MIN_TEXTS_PER_PROCESS = 500
 
 
-def _pipeline(model: str, detect: str) -> Any:
+def _pipeline(model: str, detect: str, lemmas: bool = False) -> Any:
     """The parsing pipeline: ``model`` with the components the detector does not read disabled, or a
-    blank English tokenizer when nothing needs a model (the heuristic detector and tagger)."""
+    blank English tokenizer when nothing needs a model (the heuristic detector and tagger). ``lemmas``:
+    keep the lemmatizer (a learned chain linker reads root lemmas)."""
     import spacy
 
     if not model:
@@ -487,6 +488,6 @@ def _pipeline(model: str, detect: str) -> Any:
         nlp = _load_spacy(model, tuple(unused)) if unused else nlp
     elif "parser" not in nlp.pipe_names or not ({"tagger", "morphologizer"} & set(nlp.pipe_names)):
         raise ValueError(f"spaCy pipeline {model!r} has no tagger and parser; cannot detect mentions (--detect)")
-    elif detect == "rules" and "lemmatizer" in nlp.pipe_names:  # the rules stem instead (features.detect.lemma)
+    elif detect == "rules" and not lemmas and "lemmatizer" in nlp.pipe_names:  # rules stem (features.detect.lemma)
         nlp = _load_spacy(model, ("lemmatizer",))
     return nlp
