@@ -280,6 +280,23 @@ def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
                           span_source=spec.get("span_source", "predicted"), interpolate=weight)
 
 
+@register("safety-net", {"base", "passage_weight", "doc_weight", "expand_docs", "depth", "k1", "b"})
+def _safety_net(system: dict, context: Context, source: RecipeSource) -> Stage:
+    """A mention-level recipe made safe for raw text (:class:`~hybrid.retrieval.doc_context.SafetyNet`)."""
+    from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, PASSAGE_WEIGHT, SafetyNet
+
+    if "base" not in system:
+        raise source.error("type", "a safety-net needs 'base': the mention-level recipe it wraps")
+    base = build_named(system["base"], context, source, "base")
+    if not isinstance(base, Retriever):
+        raise source.error("base", f"recipe {system['base']!r} is a {type(base).__name__}, not a retriever")
+    return SafetyNet(base, context.index, passage_weight=system.get("passage_weight", PASSAGE_WEIGHT),
+                     doc_weight=system.get("doc_weight", DOC_WEIGHT),
+                     expand_docs=system.get("expand_docs", EXPAND_DOCS),
+                     depth=system.get("depth", DEPTH), k=context.hits, k1=system.get("k1", 0.9),
+                     b=system.get("b", 0.4), threads=context.threads)
+
+
 @register("pipeline", {"first", "rerankers"})
 def _pipeline(system: dict, context: Context, source: RecipeSource) -> Stage:
     if "first" not in system:
