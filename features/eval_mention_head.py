@@ -42,7 +42,7 @@ def _timed(fn, docs):
     return out, time.process_time() - t
 
 
-def run(corpus: str, split: str, head_path: str | None, recall_threshold: float) -> dict:
+def run(corpus: str, split: str, head_path: str | None) -> dict:
     import spacy
 
     from features.detect import heuristic_mentions
@@ -61,7 +61,7 @@ def run(corpus: str, split: str, head_path: str | None, recall_threshold: float)
     parse_s = time.process_time() - t
     head = LearnedMentionDetector.load(head_path)
     head.check_pipeline(nlp)
-    loose = LearnedMentionDetector.load(head_path, threshold=recall_threshold)
+    decode_only = LearnedMentionDetector(head.weights, {**head.config, "span_thresholds": None}, head.path)
 
     found, seconds = {}, {}
 
@@ -71,12 +71,9 @@ def run(corpus: str, split: str, head_path: str | None, recall_threshold: float)
     found["heuristic"], seconds["heuristic"] = _timed(heuristic, passages)
     found["rules"], seconds["rules"] = _timed(rule_mentions, docs)
     found["learned"], seconds["learned"] = _timed(head, docs)
-    found[f"learned@{recall_threshold}"], seconds[f"learned@{recall_threshold}"] = _timed(loose, docs)
+    found["learned (decode only)"], seconds["learned (decode only)"] = _timed(decode_only, docs)
     found["learned+rules"] = [union(a, b) for a, b in zip(found["learned"], found["rules"], strict=True)]
     seconds["learned+rules"] = seconds["learned"] + seconds["rules"]
-    key = f"learned@{recall_threshold}+rules"
-    found[key] = [union(a, b) for a, b in zip(found[f"learned@{recall_threshold}"], found["rules"], strict=True)]
-    seconds[key] = seconds[f"learned@{recall_threshold}"] + seconds["rules"]
     found["learned+filtered rules"], seconds["learned+filtered rules"] = _timed(
         lambda d: head(d, candidates=rule_mentions(d)), docs
     )
@@ -97,6 +94,7 @@ def run(corpus: str, split: str, head_path: str | None, recall_threshold: float)
         "parse_ms_per_passage": 1000 * parse_s / n,
         "head": str(head.path),
         "head_thresholds": head.thresholds,
+        "head_span_thresholds": head.span_thresholds,
         "head_candidate_thresholds": head.candidate_thresholds,
         "head_training": {k: head.config["training"].get(k) for k in ("epochs", "seed", "data_sha256", "seconds")},
         "detectors": results,
@@ -110,13 +108,13 @@ def markdown(res: dict, command: str) -> str:
         "",
         f"{res['passages']} passages, gold mentions: {res['gold']}. spaCy pipeline {res['spacy_model']}; "
         f"parse {res['parse_ms_per_passage']:.2f} CPU ms/passage (shared by rules and the head). "
-        f"Head `{Path(res['head']).name}`, thresholds {res['head_thresholds']}, rule-candidate thresholds "
-        f"{res['head_candidate_thresholds']}.",
+        f"Head `{Path(res['head']).name}`: decode thresholds {res['head_thresholds']}, recall-mode span "
+        f"thresholds {res['head_span_thresholds']}, rule-candidate thresholds {res['head_candidate_thresholds']}.",
         "",
         "Detectors: `heuristic` (features.detect.heuristic_mentions, no spaCy), `rules` (features.detect.rule_mentions "
-        "over the parse), `learned` (the head's decoded spans; `@T`: every kind's threshold set to T), `X+Y` (union "
-        "of the candidates), `learned+filtered rules` (the head's spans plus the rule candidates whose span "
-        "probability under the head reaches the head's rule-candidate threshold).",
+        "over the parse), `learned` (the head: decoded spans + its recall mode, the default), `learned (decode only)` "
+        "(without the recall mode), `X+Y` (union of the candidates), `learned+filtered rules` (the head's spans "
+        "plus the rule candidates whose span probability under the head reaches the head's rule-candidate threshold).",
         "",
         "Overlap R: share of gold mentions a same-kind candidate overlaps; exact R: same start and end; "
         "P: share of candidates overlapping (exact: equal to) a same-kind gold mention.",
@@ -141,10 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--split", default="dev")
     ap.add_argument("--head", default=None, help="weights file (default: the shipped head)")
-    ap.add_argument("--recall-threshold", type=float, default=0.1)
     ap.add_argument("--output", default="benchmarks/results/mention-head")
     args = ap.parse_args(argv)
-    res = run(args.corpus, args.split, args.head, args.recall_threshold)
+    res = run(args.corpus, args.split, args.head)
     command = "python -m features.eval_mention_head " + " ".join(argv if argv is not None else sys.argv[1:])
     res["command"] = command
     out = Path(args.output)

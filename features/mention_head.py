@@ -15,7 +15,11 @@ inside an event: "herself" in "checked herself into"), and a coarse type for eac
 (``ACTION``/``NEG_ACTION``; ``HUMAN_PART``/``NON_HUMAN_PART``/``LOC``/``TIME``). Spans are decoded
 greedily per kind: a token is inside a mention when ``P(B) + P(I) >= threshold`` (per kind, chosen
 on held-out train topics and stored with the weights) and opens a new one when ``P(B) > P(I)`` or
-the previous token is outside.
+the previous token is outside. A recall mode adds, per kind, every span of up to 12 tokens whose
+probability under the head (``P(B) x prod P(I) x P(not I after)``) reaches ``span_thresholds`` (also
+chosen on held-out train topics): the head's own alternative boundaries (``the Angels``/``Angels``,
+``on Sunday``/``Sunday``, which ECB+ annotates both ways). Candidates from elsewhere (the spaCy rules)
+can be passed in and are kept when their span probability reaches ``candidate_thresholds``.
 
 Inference is plain numpy; training (:mod:`features.train_mention_head`) is PyTorch. The weights ship
 in the package (``features/models/mention_head.safetensors``) with a JSON config beside it that
@@ -263,6 +267,30 @@ def decode(bio_probs: np.ndarray, threshold: float) -> list[tuple[int, int]]:
     return out
 
 
+def enumerate_spans(bio_probs: np.ndarray, threshold: float, max_len: int = 12) -> list[tuple[int, int]]:
+    """Every token span ``[a, b)`` of at most ``max_len`` tokens whose :func:`span_probability` reaches
+    ``threshold`` (the head's own lower-confidence alternatives: ``the Angels`` and ``Angels``)."""
+    if threshold > 1.0 or not len(bio_probs):
+        return []
+    t = len(bio_probs)
+    tiny = 1e-12
+    log_b = np.log(np.maximum(bio_probs[:, 1], tiny))
+    log_i = np.log(np.maximum(bio_probs[:, 2], tiny))
+    log_not_i = np.log(np.maximum(1.0 - bio_probs[:, 2], tiny)).tolist()
+    cum = np.concatenate(([0.0], np.cumsum(log_i))).tolist()
+    floor = float(np.log(max(threshold, tiny)))
+    out = []
+    for a in np.flatnonzero(log_b >= floor).tolist():
+        inner = float(log_b[a]) - cum[a + 1]
+        for b in range(a + 1, min(t, a + max_len) + 1):
+            score = inner + cum[b]
+            if score < floor:
+                break
+            if score + (log_not_i[b] if b < t else 0.0) >= floor:
+                out.append((a, b))
+    return out
+
+
 def span_probability(bio_probs: np.ndarray, a: int, b: int) -> float:
     """P(tokens [a, b) are exactly one mention) under the per-token BIO outputs:
     P(B at a) * prod P(I inside) * P(not I after)."""
@@ -327,6 +355,9 @@ class LearnedMentionDetector:
             self.thresholds = {k: float(v) for k, v in self.config.get("thresholds", {}).items()}
         for kind in KINDS:
             self.thresholds.setdefault(kind, 0.5)
+        self.span_thresholds = {k: float(v) for k, v in (self.config.get("span_thresholds") or {}).items()}
+        for kind in KINDS:
+            self.span_thresholds.setdefault(kind, 1.01)  # > 1: no enumerated spans
         self.candidate_thresholds = {k: float(v) for k, v in self.config.get("candidate_thresholds", {}).items()}
         for kind in KINDS:
             self.candidate_thresholds.setdefault(kind, 0.05)
@@ -401,7 +432,8 @@ class LearnedMentionDetector:
         return {name: _softmax(logits[:, a:b]) for name, (a, b) in self.layout.items()}
 
     def __call__(self, doc: spacy.tokens.Doc, candidates: Iterable[Mention] | None = None) -> list[Mention]:
-        """The decoded mentions; with ``candidates`` (e.g. the spaCy rules' spans) also every candidate
+        """The decoded mentions, every span whose probability reaches the kind's ``span_thresholds``
+        (config; the recall mode); with ``candidates`` (e.g. the spaCy rules' spans) also every candidate
         whose span probability under the head reaches the kind's ``candidate_thresholds`` (config)."""
         probs = self.probabilities(doc)
         found: dict[tuple[int, int, str], Mention] = {}
@@ -414,6 +446,14 @@ class LearnedMentionDetector:
                 found[(start, end, kind)] = Mention(
                     start, end, text[start:end], kind=kind, tag=f"AUTO_{coarse}", source="auto"
                 )
+        for kind in KINDS:
+            for a, b in enumerate_spans(probs[f"bio_{kind}"], self.span_thresholds[kind]):
+                start, end = doc[a].idx, doc[b - 1].idx + len(doc[b - 1].text)
+                if (start, end, kind) not in found:
+                    coarse = self.coarse[kind][int(type_arg[kind][b - 1])]
+                    found[(start, end, kind)] = Mention(
+                        start, end, text[start:end], kind=kind, tag=f"AUTO_{coarse}", source="auto"
+                    )
         if candidates is not None:
             for m, score in zip(cands := list(candidates), self.span_scores(doc, cands, probs), strict=True):
                 if m.kind in KINDS and (m.start, m.end, m.kind) not in found:

@@ -250,6 +250,44 @@ def choose_thresholds(detector, examples: list[Example], grid=None, min_overlap:
     return chosen
 
 
+def choose_recall_mode(
+    detector, examples: list[Example], min_overlap: float = 0.92, min_exact: float = 0.75, margin: float = 0.02
+) -> tuple[dict, dict, dict]:
+    """Per kind, the decode threshold t and span threshold tau (recall mode) with the best exact precision
+    among those with overlap recall >= ``min_overlap + margin`` and exact recall >= ``min_exact + margin``
+    on ``examples`` (else the best exact recall). Returns (thresholds, span_thresholds, table)."""
+    from features.mention_head import decode, enumerate_spans
+
+    probs = [detector.probabilities(e.doc) for e in examples]
+    gold = [e.gold for e in examples]
+    thresholds, span_thresholds, table = {}, {}, {}
+    for kind in KINDS:
+        rows = []
+        for t in (0.1, 0.2, 0.3, 0.5):
+            for tau in (0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 1.01):
+                found = []
+                for e, p in zip(examples, probs, strict=True):
+                    d, bio = e.doc, p[f"bio_{kind}"]
+                    spans = set(decode(bio, t)) | set(enumerate_spans(bio, tau))
+                    found.append(
+                        [Mention(d[a].idx, d[b - 1].idx + len(d[b - 1].text), "", kind=kind) for a, b in spans]
+                    )
+                r = detection_scores(gold, found)[kind]
+                rows.append((t, tau, r))
+                table[f"{kind} t={t} tau={tau}"] = {
+                    m: round(r[m], 4) for m in ("overlap_recall", "exact_recall", "exact_precision")
+                }
+        ok = [
+            x
+            for x in rows
+            if x[2]["overlap_recall"] >= min_overlap + margin and x[2]["exact_recall"] >= min_exact + margin
+        ]
+        best = max(ok, key=lambda x: x[2]["exact_precision"]) if ok else max(rows, key=lambda x: x[2]["exact_recall"])
+        thresholds[kind], span_thresholds[kind] = best[0], best[1]
+    log.info("recall mode: thresholds %s span thresholds %s", thresholds, span_thresholds)
+    return thresholds, span_thresholds, table
+
+
 def rule_candidates():
     """The spaCy rules of :mod:`features.detect` (``rule_mentions``), or None on an older checkout."""
     try:
@@ -307,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--min-overlap", type=float, default=0.92)
+    ap.add_argument("--min-exact", type=float, default=0.75)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
@@ -368,11 +407,13 @@ def main(argv: list[str] | None = None) -> int:
         epochs, val_scores = best + 1, evals[best]
         log.info("chose %d epochs on held-out train topics: %s", epochs, val_scores)
     thresholds = val_scores["thresholds"] if val_scores else {k: 0.5 for k in KINDS}
+    fit_model, _, _ = train(fit, epochs, **hp)
+    fit_model.eval()
+    det = detector_from(fit_model, base_config)
+    thresholds, span_thresholds, recall_table = choose_recall_mode(det, val, args.min_overlap, args.min_exact)
     cand_thresholds, rules = None, rule_candidates()
     if rules is not None:
-        fit_model, _, _ = train(fit, epochs, **hp)
-        fit_model.eval()
-        det = detector_from(fit_model, {**base_config, "thresholds": thresholds})
+        det = detector_from(fit_model, {**base_config, "thresholds": thresholds, "span_thresholds": span_thresholds})
         cand_thresholds = choose_candidate_thresholds(det, val, rules)
 
     all_train = fit + val
@@ -382,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     config = {
         **base_config,
         "thresholds": thresholds,
+        "span_thresholds": span_thresholds,
         "candidate_thresholds": cand_thresholds or {k: 1.01 for k in KINDS},
         "candidate_rules": "features.detect.rule_mentions" if cand_thresholds else None,
         "training": {
@@ -393,6 +435,8 @@ def main(argv: list[str] | None = None) -> int:
             "val_every": args.val_every,
             "val_topics_scores": val_scores,
             "min_overlap": args.min_overlap,
+            "min_exact": args.min_exact,
+            "val_topics_recall_mode": recall_table,
             "data_sha256": data_hash(train_p),
             "corpus": Path(args.corpus).name,
             "torch_version": torch.__version__,
@@ -426,7 +470,8 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     from safetensors.numpy import save_file
 
-    save_file(weights, str(out), metadata={"spacy_model": SPACY_MODEL, "format": "features.mention_head/1"})
+    # one metadata key: safetensors writes its metadata map in hash order, so two keys make the bytes vary
+    save_file(weights, str(out), metadata={"format": f"features.mention_head/1 {SPACY_MODEL}"})
     config["weights_sha256"] = _sha256(out)
     config_path(out).write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
     log.info("wrote %s (%d bytes) and %s", out, out.stat().st_size, config_path(out).name)
