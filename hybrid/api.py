@@ -1,0 +1,287 @@
+"""The Python front door for notebooks: open an index, build a system, search, evaluate.
+
+Five lines reproduce ``python -m hybrid.search --topics sample`` (the default job, ``multifield-net``)::
+
+    import hybrid
+    index = hybrid.open_index("sample")                   # the bundled ECB+ sample, built on first use
+    system = hybrid.system("multifield-net", index)       # a bundled recipe by name (or a TOML path)
+    run = system.search(hybrid.topics("sample"))          # a hybrid.Run: {qid: [Hit, ...]}
+    hybrid.evaluate(run, "sample")                        # {'all': {'RR@10': ...}, 'entity': ..., 'event': ...}
+
+A :class:`Run` converts to the forms other toolkits take: :meth:`Run.to_dataframe` gives PyTerrier's
+columns (``qid, docno, rank, score`` + the mention span: ``start, end, mention``) and :meth:`Run.to_dict`
+the ``{qid: {docno: score}}`` dict of ir_measures, ranx and pytrec_eval. :meth:`Run.write` publishes the
+TREC run (+ spans and ``.meta.json``) exactly as the CLIs do.
+
+A system is a recipe name, a recipe path, a recipe's ``[system]`` table as a dict
+(``{"type": "multifield", "weights": "mention=1,context=0.3"}``) or a stage built by hand
+(``MultiFieldBM25(index) >> reranker``, see :mod:`hybrid.retrieval`). ``"sample"`` stands for the
+bundled sample wherever an index, topics or qrels are named. Importing :mod:`hybrid` starts no JVM and
+imports no torch: the index is opened (and the JVM started) by :func:`open_index`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from hybrid.records import Hit, Topic
+
+SAMPLE = "sample"
+#: The measures ``python -m hybrid.search --qrels`` prints.
+SEARCH_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
+#: The span columns :meth:`Run.to_dataframe` adds to PyTerrier's ``qid, docno, rank, score``.
+SPAN_COLUMNS = ("start", "end", "mention")
+
+
+class Run(dict):
+    """A ranked result set ``{qid: [Hit, ...]}`` (best first), as every stage returns, plus conversions.
+
+    It is a plain ``dict`` underneath, so it goes wherever the engine takes a run (rerankers, fusion,
+    :func:`hybrid.formats.runs.write_run`). ``topics`` are the topics it answers (for kinds), when known.
+    """
+
+    def __init__(self, hits: Mapping[str, list[Hit]] | None = None, topics: list[Topic] | None = None,
+                 name: str | None = None):
+        from hybrid.formats.runs import sorted_hits
+
+        super().__init__({qid: sorted_hits(list(h)) for qid, h in (hits or {}).items()})
+        self.topics = list(topics) if topics is not None else None
+        self.name = name
+
+    # -- conversions ------------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{qid: {docno: score}}``: what ir_measures, ranx (``ranx.Run(run.to_dict())``) and pytrec_eval take."""
+        return {qid: {h.docid: float(h.score) for h in hits} for qid, hits in self.items()}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per hit: ``qid, docno, rank, score, start, end, mention`` (rank from 1, queries sorted)."""
+        rows = []
+        for qid in sorted(self):
+            for rank, hit in enumerate(self[qid], start=1):
+                rows.append({"qid": qid, "docno": hit.docid, "rank": rank, "score": float(hit.score),
+                             "start": hit.mention_start, "end": hit.mention_end, "mention": hit.mention_text})
+        return rows
+
+    def to_dataframe(self):
+        """A pandas DataFrame with PyTerrier's result columns ``qid, docno, rank, score`` and the span of each
+        hit (``start``, ``end``: character offsets into the passage; ``mention``: its text), rank from 1.
+
+        PyTerrier numbers ranks from 0: ``df.assign(rank=df["rank"] - 1)`` when a PyTerrier transformer needs it.
+        """
+        import pandas as pd
+
+        frame = pd.DataFrame(self.rows(), columns=["qid", "docno", "rank", "score", *SPAN_COLUMNS])
+        return frame.astype({"start": "Int64", "end": "Int64"})
+
+    to_pandas = to_dataframe
+
+    @classmethod
+    def from_dataframe(cls, frame, name: str | None = None) -> Run:
+        """A Run from a DataFrame with ``qid, docno, score`` (and optionally the span columns)."""
+        hits: dict[str, list[Hit]] = {}
+        for row in frame.to_dict("records"):
+            start, end = row.get("start"), row.get("end")
+            hits.setdefault(str(row["qid"]), []).append(Hit(
+                docid=str(row["docno"]), score=float(row["score"]),
+                mention_start=None if _missing(start) else int(start), mention_end=None if _missing(end) else int(end),
+                mention_text=None if _missing(row.get("mention")) else row.get("mention")))
+        return cls(hits, name=name)
+
+    @classmethod
+    def from_dict(cls, scores: Mapping[str, Mapping[str, float]], name: str | None = None) -> Run:
+        """A Run from ``{qid: {docno: score}}`` (no spans)."""
+        return cls({qid: [Hit(docid=d, score=float(s)) for d, s in docs.items()] for qid, docs in scores.items()},
+                   name=name)
+
+    # -- files ------------------------------------------------------------------------------------------------
+
+    @classmethod
+    def read(cls, path: str | Path, spans: str | Path | None = None) -> Run:
+        """Read a TREC run (and its spans JSONL, when given)."""
+        from hybrid.formats.runs import read_run
+
+        run = cls(read_run(path), name=Path(path).stem)
+        if spans is not None:
+            attach_spans(run, spans)
+        return run
+
+    def write(self, path: str | Path, spans: str | Path | None = None, tag: str | None = None,
+              meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Publish the run (+ spans JSONL) and its ``.meta.json`` like the CLIs do; returns the meta."""
+        from hybrid.formats.runs import write_run_set
+        from hybrid.provenance import code_version
+
+        record = {"model": self.name, "queries": len(self), "written_by": "hybrid.api", "code": code_version()}
+        record.update(meta or {})
+        return write_run_set(self, path, tag=tag or (self.name or "hybrid").replace(" ", "_"), meta=record,
+                             spans_path=spans)
+
+    def groups(self) -> dict[str, str]:
+        """qid -> kind, from the topics the run answers (empty when unknown)."""
+        return {t.qid: t.kind for t in self.topics or [] if t.kind}
+
+    def __repr__(self) -> str:
+        hits = sum(len(h) for h in self.values())
+        return f"<hybrid.Run {self.name or ''} queries={len(self)} hits={hits}>"
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
+    """Give the hits of ``run`` the spans of a spans JSONL (``hybrid.search --spans``); returns how many got one.
+
+    A malformed line is an :class:`~hybrid.errors.InputError` naming the file and line."""
+    from hybrid.errors import InputError
+    from hybrid.formats.lines import iter_lines, optional, parse_json_object, require
+
+    spans: dict[tuple[str, str], tuple[int, int, str | None]] = {}
+    for number, line in iter_lines(path):
+        row = parse_json_object(path, number, line)
+        qid, docid = require(path, number, row, "qid", str), require(path, number, row, "docid", str)
+        start, end = optional(path, number, row, "start", int), optional(path, number, row, "end", int)
+        if start is None and end is None:
+            continue
+        if start is None or end is None or not 0 <= start < end:
+            raise InputError(path, number, f"span [{start}, {end}) is not a character span (0 <= start < end)")
+        spans[qid, docid] = (start, end, optional(path, number, row, "mention", str))
+    given = 0
+    for qid, hits in run.items():
+        for hit in hits:
+            found = spans.get((qid, hit.docid))
+            if found is not None:
+                hit.mention_start, hit.mention_end, hit.mention_text = found
+                given += 1
+    return given
+
+
+# -- inputs ----------------------------------------------------------------------------------------------------
+
+
+def open_index(path: str | Path = SAMPLE, engine: str = "local", progress: bool = True):
+    """A hybrid index (starts the JVM): a directory built by ``python -m hybrid.index``, a sharded index, or
+    ``"sample"`` (the bundled sample's index, built under ``~/.cache/hybrid`` on first use)."""
+    from hybrid.retrieval.sparse_index import SparseIndex
+    from hybrid.scale.sharded_search import open_index as open_any
+
+    if str(path) == SAMPLE:
+        from hybrid.sample import sample_index
+
+        return SparseIndex(sample_index(progress=progress))
+    return open_any(path, engine)
+
+
+def sample_path(what: str, value: str | Path | None) -> str | Path | None:
+    """``value``, or the bundled sample's file when ``value`` is ``"sample"`` (``what``: topics, topics_tsv, qrels,
+    corpus)."""
+    if value is not None and str(value) == SAMPLE:
+        from hybrid.sample import sample_paths
+
+        return getattr(sample_paths(), what)
+    return value
+
+
+def topics(source: str | Path | Iterable[Topic] = SAMPLE, index=None) -> list[Topic]:
+    """Topics from a TSV/JSONL file, ``"sample"``, or topics already read; ``index`` resolves JSONL topics that
+    point into the corpus (``passage_id`` + offsets) and recognises a TSV topic's own document."""
+    if not isinstance(source, str | Path):
+        return list(source)
+    from hybrid.formats.topics import read_topics
+
+    resolve = index.passage_text if index is not None else None
+    return read_topics(sample_path("topics", source), resolve=resolve)
+
+
+def qrels(source: str | Path | Mapping = SAMPLE) -> dict[str, dict[str, int]]:
+    """Qrels ``{qid: {docno: relevance}}`` from a TREC qrels file or ``"sample"`` (a dict is returned as it is)."""
+    if isinstance(source, Mapping):
+        return dict(source)
+    from hybrid.formats.qrels import read_qrels
+
+    return read_qrels(sample_path("qrels", source))
+
+
+# -- systems ---------------------------------------------------------------------------------------------------
+
+
+class System:
+    """A retrieval system over one index: ``search(topics) -> Run``.
+
+    ``stage`` is the engine's stage (:class:`hybrid.retrieval.base.Stage`) the recipe built; ``recipe`` the
+    recipe (None for a stage given by hand).
+    """
+
+    def __init__(self, stage, index, name: str, recipe=None, hits: int = 100):
+        self.stage, self.index, self.name, self.recipe, self.hits = stage, index, name, recipe, hits
+
+    def search(self, topics_or_path: str | Path | Iterable[Topic] | Topic, k: int | None = None) -> Run:
+        """Search a batch of topics (a list, one :class:`Topic`, a topics file or ``"sample"``); ``k`` hits each
+        (default: the system's ``hits``)."""
+        if isinstance(topics_or_path, Topic):
+            topics_or_path = [topics_or_path]
+        batch = topics(topics_or_path, self.index)
+        if k is not None and hasattr(self.stage, "search"):
+            found = self.stage.search(batch, k)
+        else:
+            found = self.stage(batch)
+            if k is not None:
+                found = {qid: hits[:k] for qid, hits in found.items()}
+        return Run(found, topics=batch, name=self.name)
+
+    __call__ = search
+
+    def __repr__(self) -> str:
+        return f"<hybrid.System {self.name}: {type(self.stage).__name__}>"
+
+
+def system(recipe, index=None, hits: int = 100, threads: int = 1, artifacts: str | Path | None = None) -> System:
+    """A system by bundled recipe name (``"multifield-net"``, see ``hybrid/configs/recipes``), recipe TOML path,
+    recipe ``[system]`` dict, or a stage (:class:`~hybrid.retrieval.base.Stage`) built by hand. ``index``:
+    an opened index, a path, or ``"sample"`` (default)."""
+    from hybrid.recipes import Context, RecipeSource, build_system, load_recipe
+    from hybrid.retrieval.base import Stage
+
+    if index is None or isinstance(index, str | Path):
+        index = open_index(index if index is not None else SAMPLE)
+    if isinstance(recipe, Stage):
+        return System(recipe, index, getattr(recipe, "name", type(recipe).__name__), hits=hits)
+    context = Context(index=index, hits=hits, threads=threads, artifacts=artifacts)
+    if isinstance(recipe, Mapping):
+        stage = build_system(dict(recipe), context, RecipeSource(None, ""))
+        return System(stage, index, str(recipe.get("type", "system")), hits=hits)
+    loaded = load_recipe(str(recipe))
+    return System(loaded.build(context), index, loaded.name, recipe=loaded, hits=hits)
+
+
+def list_recipes() -> list[str]:
+    """The names of the bundled recipes."""
+    from hybrid.recipes import bundled_recipes
+
+    return bundled_recipes()
+
+
+# -- evaluation ------------------------------------------------------------------------------------------------
+
+
+def evaluate(run: Mapping[str, list[Hit]] | str | Path, qrels_source: str | Path | Mapping = SAMPLE,
+             measures: Iterable[str] = SEARCH_MEASURES, by_kind: bool = True,
+             per_query: bool = False) -> dict[str, dict[str, float]]:
+    """Mean of each measure (ir_measures or trec_eval names) over the judged queries: ``{"all": {...}}`` plus one
+    entry per query kind when the run knows its topics' kinds (as ``hybrid.search --qrels`` prints them).
+    With ``per_query``: ``{measure: {qid: value}}`` instead. ``run`` may be a TREC run file."""
+    from hybrid.evaluation import evaluate as evaluate_run
+    from hybrid.evaluation import parse_measures
+    from hybrid.evaluation import per_query as per_query_scores
+
+    if isinstance(run, str | Path):
+        run = Run.read(run)
+    names = parse_measures(list(measures))
+    judged = qrels(qrels_source)
+    if per_query:
+        return per_query_scores(judged, run, names)
+    groups = run.groups() if by_kind and isinstance(run, Run) else None
+    return evaluate_run(judged, run, names, groups or None)

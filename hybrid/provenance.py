@@ -1,0 +1,70 @@
+"""Provenance of a run: the code that made it, the inputs it read (sha256) and the options that applied.
+
+Every ``.meta.json`` records :func:`code_version` (the git commit of the checkout, with ``dirty`` when
+tracked files differ from it, or a sha256 of the project's source when it is not in git), the sha256 of
+the topics file and of the index's ``hybrid-index.json`` (:func:`inputs`), and only the options that
+applied to the model that ran (:func:`applied_options`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The packages whose source makes the engine (hashed when the checkout is not a git repository).
+SOURCE_PACKAGES = ("hybrid", "indexes", "features", "ltr")
+
+
+@lru_cache(maxsize=1)
+def code_version() -> dict[str, Any]:
+    """``{"git_commit": sha, "dirty": bool}`` in a git checkout, else ``{"source_sha256": ...}`` of the sources."""
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+        status = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--",
+                                 *SOURCE_PACKAGES], capture_output=True, text=True, timeout=20, check=True).stdout
+        if commit:
+            return {"git_commit": commit, "dirty": bool(status.strip())}
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {"source_sha256": source_sha256()}
+
+
+def source_sha256() -> str:
+    """sha256 over the project's Python sources and configs (path and content of each, in path order)."""
+    digest = hashlib.sha256()
+    for package in SOURCE_PACKAGES:
+        base = ROOT / package
+        for path in sorted(p for p in base.rglob("*") if p.suffix in (".py", ".toml") and p.is_file()):
+            digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def file_digest(path: str | Path | None) -> str | None:
+    if path is None or not Path(path).is_file():
+        return None
+    from hybrid.formats.runs import sha256_file
+
+    return sha256_file(path)
+
+
+def inputs(topics: str | Path | None = None, index_path: str | Path | None = None,
+           **others: str | Path | None) -> dict[str, Any]:
+    """``{"topics": {"path", "sha256"}, "index_metadata": {"path", "sha256"}, ...}`` of the inputs given."""
+    from indexes.lucene import METADATA
+
+    named: dict[str, str | Path | None] = {"topics": topics}
+    if index_path is not None:
+        named["index_metadata"] = Path(index_path) / METADATA
+    named.update(others)
+    return {name: {"path": str(path), "sha256": file_digest(path)} for name, path in named.items() if path is not None}
+
+
+def applied_options(options: Mapping[str, Any], keep: Iterable[str]) -> dict[str, Any]:
+    """The entries of ``options`` named in ``keep`` (those that applied to what ran), in ``keep``'s order."""
+    return {name: options[name] for name in keep if name in options}
