@@ -7,9 +7,12 @@ Examples::
     # a fine-tuned encoder, HNSW, somewhere else
     python -m hybrid.index_dense --index indexes/ecbplus --encoder models/dense-ecb --output idx/dense-ft --hnsw
 
-One vector per candidate mention of the sparse mention index (one forward pass per passage); see
-:mod:`indexes.faiss_index`. The build happens in a temporary sibling and is renamed into place when
-complete; ``--overwrite`` replaces an existing dense index only then.
+One vector per candidate mention of the sparse mention index (one forward pass per passage), and one
+*passage vector* per passage (the passage text without markers, mean-pooled as the off-the-shelf sentence
+encoder does; mostly from the same forward pass), so that a passage none of whose mentions was detected
+is still retrievable; ``--no-passage-vectors`` leaves them out. See :mod:`indexes.faiss_index`.
+The build happens in a temporary sibling and is renamed into place when complete; ``--overwrite``
+replaces an existing dense index only then.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--pooling", choices=POOLINGS, help="override the encoder's pooling (raw checkpoints only)")
     p.add_argument("--context-weight", type=unit_float, help="override the context share of span+X pooling")
+    p.add_argument("--no-passage-vectors", dest="passage_vectors", action="store_false",
+                   help="do not store the unmarked mean-pooled vector of every passage (passages.faiss)")
     p.add_argument("--limit", type=positive_int, help="encode the first N passages only (smoke tests)")
     p.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
     p.add_argument("--threads", type=positive_int, help="torch CPU threads")
@@ -67,10 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     output = Path(args.output) if args.output else Path(args.index) / DENSE_DIR
     meta = build_dense_index(index, encoder, output, index_type="hnsw" if args.hnsw else "flat",
                              hnsw_m=args.hnsw_m, ef_construction=args.ef_construction, batch_size=args.batch_size,
-                             overwrite=args.overwrite, progress=not args.quiet, limit=args.limit)
+                             overwrite=args.overwrite, progress=not args.quiet, limit=args.limit,
+                             passage_vectors=args.passage_vectors)
     print(json.dumps({"dense_index": str(output), **meta["counts"], "encode_seconds": meta["encode_seconds"],
                       "passages_per_second": meta["passages_per_second"], "encoder": meta["encoder"]["path"],
-                      "fingerprint": meta["encoder"]["fingerprint"][:12]}))
+                      "fingerprint": meta["encoder"]["fingerprint"][:12],
+                      "passage_vectors": bool(meta.get("passage_vectors"))}))
     return 0
 
 

@@ -89,6 +89,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dense-index", help="dense/fused: FAISS index directory (default: <index>/dense; a sharded "
                                          "index uses its shards' dense parts)")
     p.add_argument("--encoder", help="dense/fused: query encoder (default: the one the dense index records)")
+    p.add_argument("--dense-passage-weight", type=non_negative_float, default=None,
+                   help="dense/fused: a passage scores max(best mention, W * cosine of the unmarked query sentence "
+                        "and its passage vector), where the dense index has passage vectors (default: "
+                        "hybrid.retrieval.dense.PASSAGE_WEIGHT; 0 = mention vectors only)")
     p.add_argument("--device", help="dense/fused: torch device (default: cuda when available, else cpu)")
     p.add_argument("--fuse", default="multifield,dense",
                    help=f"fused: the models to fuse, comma separated, from {', '.join(COMPONENTS)}")
@@ -158,6 +162,8 @@ def build_dense(args: argparse.Namespace, index):
     path = Path(args.dense_index) if args.dense_index else Path(index.path) / "dense"
     if not path.is_dir():
         raise InputError(path, None, "no dense index here: give --dense-index (built by python -m hybrid.index_dense)")
+    if args.dense_passage_weight is not None:
+        options["passage_weight"] = args.dense_passage_weight
     return DenseRetriever(path, args.encoder, **options)
 
 

@@ -7,6 +7,17 @@ A dense index directory (by default ``<hybrid index>/dense/``) holds::
     vectors.faiss      faiss.write_index of IndexFlatIP (default) or IndexHNSWFlat (inner product)
     rows.npy           int32 [n, 4]: passage number, mention start, end (-1 = whole passage), kind code
     passages.json      passage ids, their document numbers and the document ids
+    passages.faiss     optional: one *passage vector* per passage, row i = passage i of passages.json
+                       (IndexFlatIP): the passage text without markers, mean-pooled by the same encoder,
+                       i.e. what the off-the-shelf sentence encoder gives the passage; recorded under
+                       ``passage_vectors`` in dense-index.json (absent in indexes built before them, which
+                       load and search exactly as before)
+
+Passage vectors keep a passage retrievable when no candidate mention of it was detected (a new domain, a
+new kind of mention): :class:`~hybrid.retrieval.dense.DenseRetriever` compares them with the query
+sentence encoded the same way (no markers). They live in their own FAISS index because they are not
+mention rows: another pooling and dimension (``hidden``, not the mention vectors' ``2 * hidden`` of
+``span+mean``), no span, no kind.
 
 The candidate mentions are exactly the mention records of the sparse mention index (gold where the
 corpus has them, detected elsewhere), so a dense hit and a sparse hit name the same span and fusion can
@@ -42,6 +53,7 @@ log = logging.getLogger(__name__)
 
 DENSE_METADATA = "dense-index.json"
 VECTORS, ROWS, PASSAGE_TABLE = "vectors.faiss", "rows.npy", "passages.json"
+PASSAGE_VECTORS = "passages.faiss"
 DENSE_DIR = "dense"
 INDEX_TYPES = ("flat", "hnsw")
 KIND_CODES = {None: 0, "event": 1, "entity": 2}
@@ -94,10 +106,13 @@ def _new_faiss(index_type: str, dim: int, hnsw_m: int, ef_construction: int):
 
 def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path, index_type: str = "flat",
                       hnsw_m: int = 32, ef_construction: int = 200, batch_size: int = 64, chunk: int = 512,
-                      overwrite: bool = False, progress: bool = True, limit: int | None = None) -> dict:
+                      overwrite: bool = False, progress: bool = True, limit: int | None = None,
+                      passage_vectors: bool = True) -> dict:
     """Encode every passage of ``index`` once (a vector per candidate mention) and write a dense index.
 
-    ``limit`` keeps only the first N passages (tests and quick experiments; recorded in the metadata).
+    ``passage_vectors``: also store one unmarked, mean-pooled vector per passage (``passages.faiss``), taken
+    from the same forward pass where it can be. ``limit`` keeps only the first N passages (tests and quick
+    experiments; recorded in the metadata).
     """
     import faiss
 
@@ -115,6 +130,7 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
     started = time.time()
     with atomic_directory(output, overwrite=overwrite) as tmp:
         vectors = _new_faiss(index_type, encoder.dim, hnsw_m, ef_construction)
+        plain = faiss.IndexFlatIP(encoder.hidden) if passage_vectors else None
         doc_numbers: dict[str, int] = {}
         rows: list[tuple[int, int, int, int]] = []
         encode_seconds = 0.0
@@ -123,7 +139,11 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
             part = passages[lo : lo + chunk]
             units = [Unit(p.text, [(s, e) for s, e, _ in p.mentions]) for p in part]
             t0 = time.time()
-            vecs = encoder.encode_units(units, "passage", batch_size=batch_size)
+            if plain is not None:
+                vecs, passage_vecs = encoder.encode_units(units, "passage", batch_size=batch_size, passages=True)
+                plain.add(passage_vecs)
+            else:
+                vecs = encoder.encode_units(units, "passage", batch_size=batch_size)
             encode_seconds += time.time() - t0
             vectors.add(vecs)
             for number, p in enumerate(part, start=lo):
@@ -138,6 +158,10 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
         if vectors.ntotal != len(rows):
             raise RuntimeError(f"encoded {vectors.ntotal} vectors for {len(rows)} mention rows")
         faiss.write_index(vectors, str(tmp / VECTORS))
+        if plain is not None:
+            if plain.ntotal != len(passages):
+                raise RuntimeError(f"encoded {plain.ntotal} passage vectors for {len(passages)} passages")
+            faiss.write_index(plain, str(tmp / PASSAGE_VECTORS))
         np.save(tmp / ROWS, np.asarray(rows, dtype=np.int32).reshape(-1, 4))
         docs = list(doc_numbers)
         table = {"ids": [p.id for p in passages], "doc": [doc_numbers[p.doc_id] for p in passages], "docs": docs}
@@ -152,6 +176,11 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
                              "counts": index.metadata.get("counts")},
             "counts": {"passages": len(passages), "documents": len(docs), "vectors": len(rows),
                        "passages_without_mentions": sum(1 for p in passages if not p.mentions)},
+            **({"passage_vectors": {"file": PASSAGE_VECTORS, "count": len(passages), "dim": encoder.hidden,
+                                    "faiss": "flat", "metric": "inner_product", "pooling": "mean", "marked": False,
+                                    "max_tokens": encoder.config.passage_max_tokens,
+                                    "query": "the query sentence, unmarked, encoded the same way"}}
+               if plain is not None else {}),
             "limit": limit,
             "encode_seconds": round(encode_seconds, 2),
             "passages_per_second": round(len(passages) / encode_seconds, 2) if encode_seconds else None,
@@ -210,6 +239,26 @@ class DenseIndex:
         self.row_kind = np.asarray(self.rows[:, 3])
         if self.faiss.ntotal != len(self.rows):
             raise IndexMissingError(f"{self.path}: {self.faiss.ntotal} vectors but {len(self.rows)} rows; rebuild it")
+        # rows are written passage by passage: passage n owns rows[row_start[n]:row_start[n + 1]]
+        n = len(self.passage_ids)
+        if len(self.row_passage) and np.all(np.diff(self.row_passage) >= 0):
+            self.row_order = None
+            self.row_start = np.searchsorted(self.row_passage, np.arange(n + 1))
+        else:  # not written in passage order (never by build_dense_index): go through a sorted copy
+            self.row_order = np.argsort(self.row_passage, kind="stable")
+            self.row_start = np.searchsorted(self.row_passage[self.row_order], np.arange(n + 1))
+        self.max_doc_passages = int(np.bincount(self.passage_doc).max()) if n else 0
+        self.passage_vectors = None  # optional FAISS index of one unmarked passage vector per passage
+        info = self.metadata.get("passage_vectors")
+        if info:
+            where = self.path / info.get("file", PASSAGE_VECTORS)
+            if not where.is_file():
+                raise IndexMissingError(f"{self.path} lacks {where.name}; rebuild it with "
+                                        "`python -m hybrid.index_dense`")
+            self.passage_vectors = faiss.read_index(str(where), flags)
+            if self.passage_vectors.ntotal != n:
+                raise IndexMissingError(f"{self.path}: {self.passage_vectors.ntotal} passage vectors for {n} passages; "
+                                        "rebuild it")
 
     @property
     def encoder_info(self) -> dict:
@@ -246,6 +295,30 @@ class DenseIndex:
         if len(rows) == 0:
             return np.zeros(0, dtype=np.float64)
         vectors = self.faiss.reconstruct_batch(np.ascontiguousarray(rows, dtype=np.int64))
+        return (np.asarray(vectors, dtype=np.float64) * np.asarray(query, dtype=np.float64)[None, :]).sum(axis=1)
+
+    @property
+    def has_passage_vectors(self) -> bool:
+        return self.passage_vectors is not None
+
+    def rows_of_passage(self, number: int) -> np.ndarray:
+        """The row numbers of passage ``number`` (its candidate mentions, or its one span-less row), in order."""
+        lo, hi = self.row_start[number], self.row_start[number + 1]
+        return np.arange(lo, hi) if self.row_order is None else self.row_order[lo:hi]
+
+    def search_passages(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Nearest passage vectors (FAISS scores, passage numbers) of unmarked query-sentence vectors."""
+        if self.passage_vectors is None:
+            raise IndexMissingError(f"{self.path} has no passage vectors; rebuild it with "
+                                    "`python -m hybrid.index_dense`")
+        k = min(k, int(self.passage_vectors.ntotal))
+        return self.passage_vectors.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+
+    def passage_exact_scores(self, query: np.ndarray, numbers: np.ndarray) -> np.ndarray:
+        """Inner products of one query-sentence vector with passage vectors, in float64 (see exact_scores)."""
+        if len(numbers) == 0 or self.passage_vectors is None:
+            return np.zeros(0, dtype=np.float64)
+        vectors = self.passage_vectors.reconstruct_batch(np.ascontiguousarray(numbers, dtype=np.int64))
         return (np.asarray(vectors, dtype=np.float64) * np.asarray(query, dtype=np.float64)[None, :]).sum(axis=1)
 
     def doc_of_passage(self, passage_id: str) -> str | None:

@@ -99,6 +99,7 @@ class _Sequence:
     ids: list[int]
     positions: list[list[int]]  # per output row: token positions of the mention (empty: context only)
     rows: list[int]
+    passage: int = -1  # >= 0: this sequence is that unit's whole (unmarked, truncated) text: its passage vector
 
 
 def _token_span(offsets: list[tuple[int, int]], ends: list[int], start: int, end: int) -> tuple[int, int]:
@@ -355,33 +356,57 @@ class BiEncoder:
         return self.hidden * (2 if "+" in self.config.pooling else 1)
 
     # -- tokenisation ------------------------------------------------------------------------------
-    def _sequences(self, units: list[Unit], side: str) -> tuple[list[_Sequence], int]:
-        """Token sequences (with [CLS]/[SEP]) and, per output row, the token positions to pool."""
+    def _sequences(self, units: list[Unit], side: str, passages: bool = False) -> tuple[list[_Sequence], int]:
+        """Token sequences (with [CLS]/[SEP]) and, per output row, the token positions to pool.
+
+        ``passages``: also make sure every unit has one sequence holding its whole text, unmarked and cut at
+        ``passage_max_tokens`` (its *passage vector*, mean-pooled in :meth:`encode_units`). With unmarked
+        passages that is the first window of most units already; the others get a context-only sequence.
+        """
         cfg = self.config
         marked = cfg.mark_query if side == "query" else cfg.mark_passage
         budget = (cfg.query_max_tokens if side == "query" else cfg.passage_max_tokens) - 2
+        plain_budget = cfg.passage_max_tokens - 2
         encoded = self.tokenizer([u.text for u in units], add_special_tokens=False, return_offsets_mapping=True)
         sequences: list[_Sequence] = []
         row = 0
-        for unit, ids, offsets in zip(units, encoded["input_ids"], encoded["offset_mapping"], strict=True):
+        for number, (unit, ids, offsets) in enumerate(
+                zip(units, encoded["input_ids"], encoded["offset_mapping"], strict=True)):
             offsets = [tuple(o) for o in offsets]
             ends = [o[1] for o in offsets]
             spans = [_token_span(offsets, ends, s, e) for s, e in unit.spans]
             new_ids, positions, extents = _insert_markers(ids, spans, self.open_id, self.close_id, marked)
             rows = list(range(row, row + max(len(spans), 1)))
             row += len(rows)
+            # a sequence identical to the unmarked whole text can carry the passage vector
+            shares = passages and not (marked and spans) and budget == plain_budget
             if not spans:  # a passage with no candidate mention: one context vector
-                sequences.append(_Sequence([self.cls_id, *new_ids[:budget], self.sep_id], [[]], rows))
+                sequences.append(_Sequence([self.cls_id, *new_ids[:budget], self.sep_id], [[]], rows,
+                                           number if shares else -1))
+                if passages and not shares:
+                    sequences.append(_Sequence([self.cls_id, *ids[:plain_budget], self.sep_id], [], [], number))
                 continue
+            found = False
             for start, members in _windows(len(new_ids), extents, budget):
                 window = new_ids[start : start + budget]
                 pos = [[p - start + 1 for p in positions[j] if start <= p < start + budget] for j in members]
-                sequences.append(_Sequence([self.cls_id, *window, self.sep_id], pos, [rows[j] for j in members]))
+                mine = shares and start == 0 and not found
+                found |= mine
+                sequences.append(_Sequence([self.cls_id, *window, self.sep_id], pos, [rows[j] for j in members],
+                                           number if mine else -1))
+            if passages and not found:
+                sequences.append(_Sequence([self.cls_id, *ids[:plain_budget], self.sep_id], [], [], number))
         return sequences, row
 
+    def _plain_sequences(self, texts: list[str]) -> list[_Sequence]:
+        """Each text whole, unmarked, cut at ``passage_max_tokens``: passage-vector sequences only."""
+        budget = self.config.passage_max_tokens - 2
+        encoded = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        return [_Sequence([self.cls_id, *ids[:budget], self.sep_id], [], [], i) for i, ids in enumerate(encoded)]
+
     # -- forward -----------------------------------------------------------------------------------
-    def _forward(self, model: torch.nn.Module, batch: list[_Sequence], n_rows: int) -> tuple[torch.Tensor, list[int]]:
-        """Vectors for the rows of one batch of sequences (differentiable)."""
+    def _hidden(self, model: torch.nn.Module, batch: list[_Sequence]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Last hidden states and attention mask of one padded batch of sequences."""
         width = max(len(s.ids) for s in batch)
         ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
@@ -389,14 +414,24 @@ class BiEncoder:
             ids[i, : len(seq.ids)] = torch.tensor(seq.ids)
             mask[i, : len(seq.ids)] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
-        hidden = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        return model(input_ids=ids, attention_mask=mask).last_hidden_state, mask
+
+    @staticmethod
+    def _mean(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """L2-normalised mean of the unpadded token vectors (sentence-transformers' mean pooling)."""
+        m = mask.unsqueeze(-1).to(hidden.dtype)
+        return _l2((hidden * m).sum(1) / m.sum(1).clamp(min=1.0))
+
+    def _forward(self, model: torch.nn.Module, batch: list[_Sequence], n_rows: int) -> tuple[torch.Tensor, list[int]]:
+        """Vectors for the rows of one batch of sequences (differentiable)."""
+        hidden, mask = self._hidden(model, batch)
+        return self._pool(batch, hidden, mask)
+
+    def _pool(self, batch: list[_Sequence], hidden: torch.Tensor, mask: torch.Tensor
+              ) -> tuple[torch.Tensor, list[int]]:
+        width = hidden.shape[1]
         pooling = self.config.pooling
-        if pooling.endswith("cls"):
-            context = hidden[:, 0]
-        else:
-            m = mask.unsqueeze(-1).to(hidden.dtype)
-            context = (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
-        context = _l2(context)
+        context = _l2(hidden[:, 0]) if pooling.endswith("cls") else self._mean(hidden, mask)
         seq_of_row, rows, flat, weights, owner = [], [], [], [], []
         k = 0
         for i, seq in enumerate(batch):
@@ -408,6 +443,8 @@ class BiEncoder:
                     weights.append(1.0 / len(pos))
                     owner.append(k)
                 k += 1
+        if not k:  # only passage-vector sequences in this batch
+            return hidden.new_zeros((0, self.dim)), rows
         ctx_rows = context[torch.tensor(seq_of_row, device=self.device)]
         if pooling in ("cls", "mean"):
             return ctx_rows, rows
@@ -436,23 +473,53 @@ class BiEncoder:
 
     @torch.inference_mode()
     def encode_units(self, units: list[Unit], side: str, batch_size: int = 64, progress: bool = False,
-                     desc: str | None = None) -> np.ndarray:
-        """float32 vectors, one row per span (or per span-less unit); batches sorted by length."""
+                     desc: str | None = None, passages: bool = False, spans: bool = True
+                     ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """float32 vectors, one row per span (or per span-less unit); batches sorted by length.
+
+        ``passages``: also return one *passage vector* per unit (``[len(units), hidden]``): the unit's text
+        without markers, cut at ``passage_max_tokens``, mean-pooled and L2-normalised, i.e. what the
+        off-the-shelf sentence encoder gives it (see :meth:`encode_texts`). It comes from the same forward
+        pass as the mention vectors wherever that pass already is the unmarked text. ``spans=False`` (with
+        ``passages``): passage vectors only, the spans are ignored (an empty first array).
+        """
         model = self.query_model if side == "query" else self.passage_model
-        sequences, n_rows = self._sequences(units, side)
+        if spans:
+            sequences, n_rows = self._sequences(units, side, passages=passages)
+        elif passages:
+            sequences, n_rows = self._plain_sequences([u.text for u in units]), 0
+        else:
+            raise ValueError("spans=False needs passages=True")
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i].ids))
         out = np.zeros((n_rows, self.dim), dtype=np.float32)
+        plain = np.zeros((len(units) if passages else 0, self.hidden), dtype=np.float32)
         bar = tqdm(total=len(units), desc=desc or f"encode {side}s", unit=side, disable=not progress)
         done_units = 0
         for b in range(0, len(order), batch_size):
             batch = [sequences[i] for i in order[b : b + batch_size]]
-            vectors, rows = self._forward(model, batch, n_rows)
-            out[rows] = vectors.float().cpu().numpy()
+            hidden, mask = self._hidden(model, batch)
+            vectors, rows = self._pool(batch, hidden, mask)
+            if rows:
+                out[rows] = vectors.float().cpu().numpy()
+            if passages:
+                mine = [i for i, seq in enumerate(batch) if seq.passage >= 0]
+                if mine:
+                    at = torch.tensor(mine, device=hidden.device)
+                    plain[[batch[i].passage for i in mine]] = self._mean(hidden[at], mask[at]).float().cpu().numpy()
             step = round(len(units) * (b + len(batch)) / len(order)) - done_units
             bar.update(step)
             done_units += step
         bar.close()
-        return out
+        return (out, plain) if passages else out
+
+    def encode_texts(self, texts: list[str], side: str = "passage", batch_size: int = 64,
+                     progress: bool = False) -> np.ndarray:
+        """One unmarked, mean-pooled, unit-length vector per text (``[len(texts), hidden]``), as a sentence
+        encoder: the passage vectors of a dense index, and on the ``query`` side the query sentences they
+        are compared with (no markers, whatever ``mark_query`` says; cut at ``passage_max_tokens`` too)."""
+        _, plain = self.encode_units([Unit(t) for t in texts], side, batch_size, progress,
+                                     desc=f"encode {side} texts", passages=True, spans=False)
+        return plain
 
     def encode_queries(self, topics: list[Topic], batch_size: int = 64, progress: bool = False) -> np.ndarray:
         units = [Unit(t.text, [(t.start, t.end)]) for t in topics]

@@ -6,6 +6,18 @@ passage, and a passage scores as its best mention ("best mention wins", as in th
 the query's own document is excluded and, with ``same_kind``, candidates must be of the query's kind
 (or of unknown kind). Both filters are applied after FAISS: the nearest ``k * overfetch`` mentions are
 fetched, and the fetch grows fourfold for the queries that still lack ``k`` passages.
+
+Passage vectors (dense indexes built with them, see :mod:`indexes.faiss_index`): the query sentence is
+also encoded without markers, mean-pooled (what the off-the-shelf sentence encoder does), and a passage
+scores ``max(best mention score, passage_weight * cos(query sentence, passage))``. A passage none of whose
+mentions was detected (or whose mentions are all of the other kind) is then still retrievable by its
+passage vector; passage vectors have no kind, so they are always eligible, and the own document is still
+excluded. The candidates are the top ``k`` passages of each side; as ``max`` is monotone in both, that is
+exactly the top ``k`` of the combination. Every candidate is re-scored exactly on both sides (its best
+eligible mention over all its rows, its passage vector), so the result does not depend on how much was
+fetched; ties go by passage id. A hit keeps its best mention's span when that mention gives its score,
+and has no span when the passage vector does. ``passage_weight=0``, or an index without passage vectors,
+is the mention-only retriever exactly.
 """
 
 from __future__ import annotations
@@ -20,6 +32,10 @@ from hybrid.dense.encoder import BiEncoder, EncoderConfig
 from hybrid.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from indexes.faiss_index import KIND_CODES, DenseIndex
+
+#: Weight of the passage-vector score against the best mention score (measured on ECB+ dev with the
+#: untrained MiniLM on raw text; benchmarks/results/dense-raw.md).
+PASSAGE_WEIGHT = 1.0
 
 
 def load_query_encoder(index: DenseIndex, encoder: str | Path | BiEncoder | None, device: str | None = None
@@ -39,9 +55,14 @@ class DenseRetriever(Retriever):
 
     def __init__(self, index: str | Path | DenseIndex, encoder: str | Path | BiEncoder | None = None, k: int = 100,
                  same_kind: bool = True, overfetch: int = 8, batch_size: int = 64, progress: bool = False,
-                 device: str | None = None, name: str = "dense"):
+                 device: str | None = None, name: str = "dense", passage_weight: float = PASSAGE_WEIGHT):
         self.index = index if isinstance(index, DenseIndex) else DenseIndex(index)
         self.encoder = load_query_encoder(self.index, encoder, device)
+        if passage_weight < 0:
+            raise ValueError(f"passage_weight must be >= 0, got {passage_weight}")
+        #: > 0 and the index has passage vectors: passages also score by them (see the module docstring)
+        self.passage_weight = float(passage_weight)
+        self.uses_passage_vectors = self.passage_weight > 0 and self.index.has_passage_vectors
         self.k, self.same_kind, self.overfetch = k, same_kind, max(1, overfetch)
         self.batch_size, self.progress, self.name = batch_size, progress, name
         self.last_timing: dict[str, float] = {}  # seconds spent encoding / searching in the last search()
@@ -69,6 +90,12 @@ class DenseRetriever(Retriever):
             return {}
         started = time.perf_counter()
         vectors = self.encoder.encode_queries(topics, batch_size=self.batch_size, progress=self.progress)
+        sentences = None
+        if self.uses_passage_vectors:
+            sentences = self.encoder.encode_texts([t.text for t in topics], "query", batch_size=self.batch_size)
+            if sentences.shape[1] != self.index.passage_vectors.d:
+                raise ValueError(f"{self.index.path}: passage vectors have {self.index.passage_vectors.d} dimensions, "
+                                 f"the encoder's sentences {sentences.shape[1]}")
         encoded = time.perf_counter()
         owns = np.array([self.index.doc_number.get(self.own_doc(t) or "", -1) for t in topics])
         kinds = [KIND_CODES.get(self.query_kind(t)) if self.same_kind else None for t in topics]
@@ -89,8 +116,41 @@ class DenseRetriever(Retriever):
                 bar.update(1)
             pending, fetch = still, fetch * 4
         bar.close()
+        if sentences is not None:
+            for qi, topic in enumerate(topics):
+                run[topic.qid] = self._with_passages(vectors[qi], sentences[qi], run[topic.qid], int(owns[qi]),
+                                                     kinds[qi] or None, k)
         self.last_timing = {"encode": encoded - started, "search": time.perf_counter() - encoded}
         return run
+
+    def _with_passages(self, query: np.ndarray, sentence: np.ndarray, mention_hits: list[Hit], own: int,
+                       kind: int | None, k: int) -> list[Hit]:
+        """Top ``k`` by ``max(best mention, passage_weight * passage vector)`` (see the module docstring)."""
+        index = self.index
+        # own document: at most max_doc_passages of the nearest passages are dropped
+        _, numbers = index.search_passages(sentence[None, :], k + index.max_doc_passages)
+        numbers = numbers[0][numbers[0] >= 0]
+        if own >= 0:
+            numbers = numbers[index.passage_doc[numbers] != own]
+        numbers = numbers[:k]
+        candidates = sorted(set(numbers.tolist()) | {index.passage_number[h.docid] for h in mention_hits})
+        if not candidates:
+            return []
+        numbers = np.asarray(candidates, dtype=np.int64)
+        plain = self.passage_weight * index.passage_exact_scores(sentence, numbers)
+        scored = []
+        for number, p_score in zip(numbers.tolist(), plain.tolist(), strict=True):
+            best = best_mention_of_passage(index, query, number, kind)
+            pid = index.passage_ids[number]
+            if best is not None and best[0] >= p_score:
+                score, start, end = best
+                scored.append(Hit(docid=pid, score=score, mention_start=start if start >= 0 else None,
+                                  mention_end=end if start >= 0 else None,
+                                  mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
+            else:
+                scored.append(Hit(docid=pid, score=p_score))
+        scored.sort(key=lambda hit: (-hit.score, hit.docid))
+        return scored[:k]
 
 
 def best_mention_per_passage(index: DenseIndex, query: np.ndarray, rows: np.ndarray, own: int, kind: int | None,
@@ -123,3 +183,19 @@ def best_mention_per_passage(index: DenseIndex, query: np.ndarray, rows: np.ndar
         found.append((index.passage_ids[number], float(scores[i]), start, end))
     found.sort(key=lambda hit: (-hit[1], hit[0]))
     return found[:k]
+
+
+def best_mention_of_passage(index: DenseIndex, query: np.ndarray, number: int, kind: int | None
+                            ) -> tuple[float, int, int] | None:
+    """``(exact score, start, end)`` of passage ``number``'s best eligible row (first span among equal scores),
+    or None when it has none of ``kind`` (or of unknown kind): the score best_mention_per_passage gives it."""
+    rows = index.rows_of_passage(number)
+    if kind is not None:
+        row_kind = index.row_kind[rows]
+        rows = rows[(row_kind == kind) | (row_kind == 0)]
+    if len(rows) == 0:
+        return None
+    scores = index.exact_scores(query, rows)
+    spans = np.asarray(index.rows[rows, 1:3])
+    best = np.lexsort((spans[:, 1], spans[:, 0], -scores))[0]
+    return float(scores[best]), int(spans[best, 0]), int(spans[best, 1])

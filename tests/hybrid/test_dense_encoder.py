@@ -129,3 +129,30 @@ def test_bad_config_is_refused():
         EncoderConfig(context_weight=1.5)
     with pytest.raises(ConfigError):
         EncoderConfig.from_json({"pooling": "span", "colour": "red"})
+
+
+def _plain_reference(enc, text, max_tokens):
+    """sentence-transformers' mean pooling over [CLS] text [SEP], cut at max_tokens, unit length."""
+    ids = enc.tokenizer(text, add_special_tokens=False)["input_ids"][: max_tokens - 2]
+    ids = torch.tensor([[enc.cls_id, *ids, enc.sep_id]])
+    with torch.no_grad():
+        ref = enc.passage_model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state[0].mean(0)
+    return (ref / ref.norm()).numpy()
+
+
+@pytest.mark.parametrize("config", [EncoderConfig(), EncoderConfig(mark_passage=True),
+                                    EncoderConfig(passage_max_tokens=16, pooling="span+cls")])
+def test_passage_vectors_are_the_unmarked_mean_of_the_whole_text(tiny_bert, config):
+    """Passage vectors come with the mention vectors (same forward pass where it can be), which stay as they were."""
+    enc = BiEncoder.load(tiny_bert, config, device="cpu")
+    long = " ".join(f"w{i}" for i in range(60))
+    units = [Unit("Tara Reid checked herself into rehab.", [(0, 9), (10, 30)]), Unit("No mentions here."),
+             Unit(long, [(long.index("w50"), long.index("w50") + 3)]), Unit(long)]
+    mentions, plain = enc.encode_units(units, "passage", batch_size=2, passages=True)
+    np.testing.assert_allclose(mentions, enc.encode_units(units, "passage", batch_size=2), atol=1e-6)
+    assert plain.shape == (4, enc.hidden)
+    for unit, vec in zip(units, plain, strict=True):
+        np.testing.assert_allclose(vec, _plain_reference(enc, unit.text, config.passage_max_tokens), atol=1e-5)
+    np.testing.assert_allclose(enc.encode_texts([u.text for u in units]), plain, atol=1e-5)
+    # the query side of passage vectors: the sentence without markers, whatever mark_query says
+    np.testing.assert_allclose(enc.encode_texts([u.text for u in units], "query"), plain, atol=1e-5)

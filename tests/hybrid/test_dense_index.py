@@ -9,7 +9,13 @@ from hybrid.dense.encoder import BiEncoder, EncoderConfig
 from hybrid.errors import ConfigError, IndexMissingError
 from hybrid.records import Topic
 from hybrid.retrieval.dense import DenseRetriever
-from indexes.faiss_index import DENSE_METADATA, DenseIndex, build_dense_index, iter_index_passages
+from indexes.faiss_index import (
+    DENSE_METADATA,
+    PASSAGE_VECTORS,
+    DenseIndex,
+    build_dense_index,
+    iter_index_passages,
+)
 
 
 @pytest.fixture(scope="module")
@@ -23,6 +29,15 @@ def encoder(tmp_path_factory, tiny_bert):
 def dense_dir(tmp_path_factory, sparse_index, encoder):
     out = tmp_path_factory.mktemp("dense") / "dense"
     build_dense_index(sparse_index, BiEncoder.load(encoder, device="cpu"), out, progress=False, chunk=3)
+    return out
+
+
+@pytest.fixture(scope="module")
+def old_dense_dir(tmp_path_factory, sparse_index, encoder):
+    """A dense index as built before passage vectors (no passages.faiss, no passage_vectors metadata)."""
+    out = tmp_path_factory.mktemp("dense-old") / "dense"
+    build_dense_index(sparse_index, BiEncoder.load(encoder, device="cpu"), out, progress=False, chunk=3,
+                      passage_vectors=False)
     return out
 
 
@@ -105,9 +120,13 @@ def test_exact_scores_depend_on_nothing_but_the_pair(dense_dir):
     assert index.exact_scores(query, rows[:0]).shape == (0,)
 
 
-def test_dense_scores_are_the_exact_scores_of_the_best_mention(dense_dir, encoder):
-    index = DenseIndex(dense_dir)
-    retriever = DenseRetriever(dense_dir, encoder, k=5, same_kind=False)
+@pytest.mark.parametrize("which", ["old index", "passage weight 0"])
+def test_dense_scores_are_the_exact_scores_of_the_best_mention(dense_dir, old_dense_dir, encoder, which):
+    # mention vectors only: an index without passage vectors, or passage vectors weighted 0
+    # (with them, see test_passage_scores_are_the_max_of_mention_and_weighted_passage)
+    where, options = (old_dense_dir, {}) if which == "old index" else (dense_dir, {"passage_weight": 0})
+    index = DenseIndex(where)
+    retriever = DenseRetriever(where, encoder, k=5, same_kind=False, **options)
     topic = Topic("q", "Lindsay Lohan checked into a rehab clinic in Utah.", 0, 13)
     hits = retriever.search([topic], 5)["q"]
     query = retriever.encoder.encode_queries([topic])[0]
@@ -197,3 +216,137 @@ def test_search_cli_dense_without_a_dense_index_names_the_path(tmp_path, tiny_in
     rc = run_cli(search_main, ["--index", str(tiny_index), "--topics", str(data_dir / "tiny_topics.jsonl"),
                                "--model", "dense", "--output", str(tmp_path / "d.trec"), "--quiet"])
     assert rc != 0 and "dense" in capsys.readouterr().err
+
+
+# "c:1" is annotated with no mentions at all ("mentions": [] kept as annotated): its only dense row is the
+# span-less one; "e:0" has an entity mention only, so an event query has no mention of it to match.
+LONELY = [
+    {"id": "q:0", "doc_id": "q", "text": "A powerful earthquake struck Yushu county on Wednesday.",
+     "mentions": [{"start": 11, "end": 21, "text": "earthquake", "kind": "event", "tag": "ACTION_OCCURRENCE"}]},
+    {"id": "c:0", "doc_id": "c", "text": "Rescuers in Qinghai dug through collapsed schools.",
+     "mentions": [{"start": 0, "end": 8, "text": "Rescuers", "kind": "entity", "tag": "HUMAN_PART_PER"}]},
+    {"id": "c:1", "doc_id": "c", "text": "The earthquake struck Yushu county early Wednesday.", "mentions": []},
+    {"id": "d:0", "doc_id": "d", "text": "The central bank raised interest rates on Wednesday.",
+     "mentions": [{"start": 17, "end": 23, "text": "raised", "kind": "event", "tag": "ACTION_OCCURRENCE"}]},
+    {"id": "e:0", "doc_id": "e", "text": "Yushu county lies in the south of Qinghai province.",
+     "mentions": [{"start": 0, "end": 12, "text": "Yushu county", "kind": "entity", "tag": "LOC_GEO"}]},
+]
+
+
+@pytest.fixture(scope="module")
+def lonely_dense(tmp_path_factory, encoder):
+    """A hybrid index with a passage that has no mention record, and its dense index (passage vectors on)."""
+    from features.annotate import AnnotationConfig
+    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.lucene import IndexConfig, build_index
+
+    root = tmp_path_factory.mktemp("lonely")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in LONELY), encoding="utf-8")
+    config = AnnotationConfig(annotation="corpus", ner="heuristic", detect="heuristic", empty_means_unannotated=False)
+    build_index(IndexConfig(corpus=str(corpus), annotation=config), root / "index", progress=False)
+    sparse = SparseIndex(root / "index")
+    build_dense_index(sparse, BiEncoder.load(encoder, device="cpu"), root / "dense", progress=False)
+    return sparse, root / "dense"
+
+
+def test_passage_vectors_are_stored_one_per_passage(dense_dir, old_dense_dir, encoder):
+    index = DenseIndex(dense_dir)
+    meta = json.loads((dense_dir / DENSE_METADATA).read_text())["passage_vectors"]
+    assert index.has_passage_vectors and (dense_dir / PASSAGE_VECTORS).is_file()
+    assert index.passage_vectors.ntotal == len(index.passage_ids) == meta["count"]
+    assert meta["pooling"] == "mean" and meta["marked"] is False and index.passage_vectors.d == meta["dim"]
+    enc = BiEncoder.load(encoder, device="cpu")
+    from hybrid.retrieval.sparse_index import SparseIndex
+
+    texts = [SparseIndex(json.loads((dense_dir / DENSE_METADATA).read_text())["source_index"]["path"])
+             .passage_text(pid) for pid in index.passage_ids]
+    np.testing.assert_allclose(index.passage_vectors.reconstruct_n(0, len(texts)), enc.encode_texts(texts), atol=1e-5)
+    # the mention side is the same with or without passage vectors
+    old = DenseIndex(old_dense_dir)
+    assert not old.has_passage_vectors and not (old_dense_dir / PASSAGE_VECTORS).exists()
+    assert "passage_vectors" not in json.loads((old_dense_dir / DENSE_METADATA).read_text())
+    np.testing.assert_array_equal(np.asarray(old.rows), np.asarray(index.rows))
+    np.testing.assert_allclose(old.faiss.reconstruct_n(0, old.size), index.faiss.reconstruct_n(0, index.size),
+                               atol=1e-6)
+
+
+def test_a_passage_without_mention_records_is_found_by_its_passage_vector(lonely_dense, encoder):
+    sparse, dense = lonely_dense
+    assert sparse.mention_records("c:1") == []
+    index = DenseIndex(dense)
+    assert index.rows[index.rows_of_passage(index.passage_number["c:1"]), 1].tolist() == [-1]  # span-less row only
+    text = LONELY[2]["text"]
+    topic = Topic("q", text, 4, 14, doc_id="someone-else", kind="event")  # the sentence of c:1, from elsewhere
+    retriever = DenseRetriever(dense, encoder, k=3, passage_weight=1.0)
+    assert retriever.uses_passage_vectors
+    (top, *_) = retriever.search([topic], 3)["q"]
+    assert top.docid == "c:1" and top.score == pytest.approx(1.0, abs=1e-4)  # the query sentence is the passage
+    assert top.mention_start is None and top.mention_id is None  # won by its passage vector: no span
+    mention_only = DenseRetriever(dense, encoder, k=5, passage_weight=0).search([topic], 5)["q"]
+    assert {h.docid: h.score for h in mention_only}.get("c:1", 0.0) < 1.0 - 1e-3
+    # an event query whose candidate has entity mentions only: the kind filter drops them all, the passage
+    # vector (no kind) still brings it, and the own document stays excluded
+    text = LONELY[4]["text"]
+    hits = retriever.search([Topic("e", text, 0, 12, doc_id="c", kind="event")], 3)["e"]
+    assert hits[0].docid == "e:0" and hits[0].mention_start is None
+    assert "e:0" not in [h.docid for h in DenseRetriever(dense, encoder, k=5, passage_weight=0).search(
+        [Topic("e", text, 0, 12, doc_id="c", kind="event")], 5)["e"]]
+    hits = retriever.search([Topic("own", text, 0, 12, doc_id="e", kind="event")], 5)["own"]
+    assert hits and "e:0" not in [h.docid for h in hits]
+
+
+def test_passage_scores_are_the_max_of_mention_and_weighted_passage(dense_dir, encoder):
+    index = DenseIndex(dense_dir)
+    topics = [Topic("q", "Lindsay Lohan checked into a rehab clinic in Utah.", 0, 13, doc_id="c3", kind="entity"),
+              Topic("r", "Rescue workers searched the rubble for survivors.", 0, 14, kind="event")]
+    for weight in (0.3, 1.0, 2.5):
+        retriever = DenseRetriever(dense_dir, encoder, k=4, passage_weight=weight)
+        run = retriever.search(topics, 4)
+        queries = retriever.encoder.encode_queries(topics)
+        sentences = retriever.encoder.encode_texts([t.text for t in topics], "query")
+        for qi, topic in enumerate(topics):
+            kind = {"entity": 2, "event": 1}[topic.kind]
+            expected = []
+            for n, pid in enumerate(index.passage_ids):
+                if topic.doc_id and pid.startswith(topic.doc_id + ":"):
+                    continue
+                rows = index.rows_of_passage(n)
+                rows = rows[np.isin(index.row_kind[rows], (kind, 0))]
+                mention = index.exact_scores(queries[qi], rows).max() if len(rows) else -np.inf
+                plain = weight * index.passage_exact_scores(sentences[qi], np.array([n]))[0]
+                expected.append((-max(mention, plain), pid))
+            expected.sort()
+            got = run[topic.qid]
+            assert [h.docid for h in got] == [pid for _, pid in expected[:4]]
+            assert [h.score for h in got] == pytest.approx([-s for s, _ in expected[:4]], abs=1e-9)
+
+
+def test_old_dense_index_and_weight_zero_search_as_before(dense_dir, old_dense_dir, encoder):
+    """No passage vectors (an index built before them) or passage_weight 0: the mention-only retriever exactly."""
+    topics = [Topic("q", "Lindsay Lohan checked into a rehab clinic in Utah.", 0, 13),
+              Topic("k", "Tara Reid entered a rehab facility in Malibu this week.", 10, 17, doc_id="b2", kind="event")]
+    old = DenseRetriever(old_dense_dir, encoder, k=5)
+    assert not old.uses_passage_vectors
+    off = DenseRetriever(dense_dir, encoder, k=5, passage_weight=0)
+    assert not off.uses_passage_vectors
+    a, b = old.search(topics, 5), off.search(topics, 5)
+    assert {q: [(h.docid, h.score, h.mention_start, h.mention_end) for h in hits] for q, hits in a.items()} == \
+        {q: [(h.docid, h.score, h.mention_start, h.mention_end) for h in hits] for q, hits in b.items()}
+
+
+def test_search_cli_dense_passage_weight(tmp_path, tiny_index, dense_dir, old_dense_dir, data_dir):
+    from hybrid.formats.runs import read_run
+    from hybrid.search import main as search_main
+
+    topics = str(data_dir / "tiny_topics.jsonl")
+    runs = {}
+    for name, where, extra in (("new0", dense_dir, ["--dense-passage-weight", "0"]), ("old", old_dense_dir, []),
+                               ("new", dense_dir, [])):
+        out = tmp_path / f"{name}.trec"
+        assert search_main(["--index", str(tiny_index), "--dense-index", str(where), "--topics", topics,
+                            "--model", "dense", "--output", str(out), "--hits", "5", "--quiet",
+                            "--passage-weight", "0", "--doc-weight", "0", "--expand-docs", "0", *extra]) == 0
+        runs[name] = read_run(out)
+    assert runs["new0"] == runs["old"]
+    assert runs["new"] and all(0 < len(hits) <= 5 for hits in runs["new"].values())
