@@ -228,6 +228,11 @@ def read_topics(
 ) -> list[Topic]:
     """Read TSV or JSONL topics (by extension ``.jsonl``/``.json``/``.tsv``, else a leading ``{``).
 
+    When ``resolve`` is an index's ``passage_text``, topics that name neither their document nor their passage
+    (two-column TSV) are looked up by their unmarked text among the index's passages
+    (:meth:`~hybrid.retrieval.sparse_index.SparseIndex.own_documents`): an exact match gives the query its own
+    document (excluded from its results); the others are warned about once.
+
     Duplicate query ids are errors. With ``skip_bad`` every bad line (unreadable ones included) is
     collected there and skipped; an empty result is still an error. Query texts longer than
     ``max_chars`` are clipped around the mention (:func:`clip_topic`) with a warning naming the line.
@@ -254,6 +259,9 @@ def read_topics(
     if not topics:
         skipped = f" ({len(skip_bad)} bad line(s) skipped)" if skip_bad else ""
         raise InputError(path, None, f"no topics found{skipped}")
+    index = getattr(resolve, "__self__", None)
+    if index is not None and hasattr(index, "own_documents"):
+        index.own_documents(topics)  # topics without their document: found by their text, or warned about
     return topics
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from hybrid.errors import IndexMissingError
 from hybrid.jvm import pyserini_searcher_class, start_jvm
 from hybrid.records import Passage, Topic
 from indexes.lucene import MENTIONS, METADATA, PASSAGES, docref
+
+log = logging.getLogger(__name__)
 
 
 class SparseIndex:
@@ -124,6 +127,44 @@ class SparseIndex:
             record.passage_id, record.doc_id = pid, self.passage_json(pid)["doc_id"]
             return record
         return self.annotator.annotate_topic(topic)
+
+    def passages_with_text(self, texts: list[str], depth: int = 10) -> list[str | None]:
+        """For each text, the id of an indexed passage whose text is exactly it (None when there is none).
+
+        A BM25 search of the text on the passages (its best ``depth`` hits, one batch), then an exact string
+        comparison with each hit's stored text: cheap, and never a near match."""
+        if not texts:
+            return []
+        qids = [str(i) for i in range(len(texts))]
+        try:
+            found = self.passages.batch_search(texts, qids, k=depth, threads=1)
+        except Exception:  # jnius.JavaException: e.g. a text with more distinct terms than Lucene's clause limit
+            found = {}
+        out: list[str | None] = []
+        for qid, text in zip(qids, texts, strict=True):
+            out.append(next((h.docid for h in found.get(qid, []) if self.passage_text(h.docid) == text), None))
+        return out
+
+    def own_documents(self, topics: list[Topic]) -> int:
+        """Give each topic that names neither its document nor its passage (a two-column TSV topic, a JSONL topic
+        with only ``text``) the passage and document it comes from, when its unmarked text is exactly an indexed
+        passage, so its own document is excluded from its results as with a third column. Returns how many were
+        found; the others are warned about once (their own-document exclusion is off)."""
+        unknown = [t for t in topics if not t.doc_id and not t.passage_id]
+        if not unknown:
+            return 0
+        found = 0
+        for topic, passage_id in zip(unknown, self.passages_with_text([t.text for t in unknown]), strict=True):
+            if passage_id is not None:
+                topic.passage_id, topic.doc_id = passage_id, self.passage_json(passage_id)["doc_id"]
+                found += 1
+        missing = len(unknown) - found
+        if missing:
+            log.warning("own-document exclusion is off for %d of %d topics: they name no document (third TSV "
+                        "column or JSONL doc_id) and their text is not a passage of the index %s, so passages of "
+                        "the documents they come from may be returned (e.g. %s)", missing, len(topics), self.path,
+                        ", ".join([t.qid for t in unknown if not t.doc_id][:5]))
+        return found
 
     def exclude_doc(self, topic: Topic, record: MentionRecord | None = None) -> str | None:
         """The document to exclude for a query (its own), when known."""

@@ -1,0 +1,49 @@
+"""Topics without the own-document column: found by their text among the index's passages, else warned about."""
+
+from __future__ import annotations
+
+import logging
+
+from hybrid.formats.runs import read_run
+from hybrid.formats.topics import read_topics
+from hybrid.search import main as search_main
+
+
+def two_columns(data_dir, tmp_path, extra: str = ""):
+    lines = [line.rsplit("\t", 1)[0] for line in (data_dir / "tiny_topics.tsv").read_text().splitlines()]
+    path = tmp_path / "two.tsv"
+    path.write_text("\n".join(lines) + "\n" + extra)
+    return path
+
+
+def test_a_topic_whose_text_is_a_passage_gets_its_document(sparse_index, data_dir, tmp_path, caplog):
+    three = {t.qid: t.doc_id for t in read_topics(data_dir / "tiny_topics.tsv")}
+    with caplog.at_level(logging.WARNING):
+        topics = read_topics(two_columns(data_dir, tmp_path), resolve=sparse_index.passage_text)
+    assert {t.qid: t.doc_id for t in topics} == three
+    assert all(sparse_index.passage_text(t.passage_id) == t.text for t in topics)
+    assert "own-document exclusion is off" not in caplog.text
+    # without an index nothing is looked up
+    assert not any(t.doc_id for t in read_topics(two_columns(data_dir, tmp_path)))
+
+
+def test_other_topics_are_warned_about_once(sparse_index, data_dir, tmp_path, caplog):
+    extra = "q-new\tA new <m> quake </m> struck nobody knows where.\n"
+    with caplog.at_level(logging.WARNING):
+        topics = read_topics(two_columns(data_dir, tmp_path, extra), resolve=sparse_index.passage_text)
+    assert [t.doc_id for t in topics if t.qid == "q-new"] == [None]
+    warnings = [r.getMessage() for r in caplog.records if "own-document exclusion is off" in r.getMessage()]
+    assert len(warnings) == 1 and "for 1 of 4 topics" in warnings[0] and "q-new" in warnings[0]
+
+
+def test_two_column_run_equals_three_column_run(tiny_index, data_dir, tmp_path):
+    runs = {}
+    for name, topics in (("three", data_dir / "tiny_topics.tsv"), ("two", two_columns(data_dir, tmp_path))):
+        out = tmp_path / f"{name}.trec"
+        assert search_main(["--index", str(tiny_index), "--topics", str(topics), "--output", str(out), "--quiet",
+                            "--model", "bm25"]) == 0
+        runs[name] = read_run(out)
+    assert {q: [h.docid for h in hits] for q, hits in runs["two"].items()} == {
+        q: [h.docid for h in hits] for q, hits in runs["three"].items()}
+    own = {"q-ev-checkin": "a1", "q-en-reid": "a1", "q-ev-quake": "e5"}
+    assert not [h for q, hits in runs["two"].items() for h in hits if h.docid.split(":")[0] == own[q]]
