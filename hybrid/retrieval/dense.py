@@ -18,6 +18,10 @@ eligible mention over all its rows, its passage vector), so the result does not 
 fetched; ties go by passage id. A hit keeps its best mention's span when that mention gives its score,
 and has no span when the passage vector does. ``passage_weight=0``, or an index without passage vectors,
 is the mention-only retriever exactly.
+
+``combine="sum"`` (measured beside ``max``; not the default) scores ``best mention + passage_weight *
+passage`` over the same candidates (a passage with no eligible mention counts its passage part only); the
+union of the two top-``k`` lists is then a close approximation of the top ``k``, not an exact one.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from indexes.faiss_index import KIND_CODES, DenseIndex
 #: Weight of the passage-vector score against the best mention score (measured on ECB+ dev with the
 #: untrained MiniLM on raw text; benchmarks/results/dense-raw.md).
 PASSAGE_WEIGHT = 1.0
+COMBINE = ("max", "sum")
 
 
 def load_query_encoder(index: DenseIndex, encoder: str | Path | BiEncoder | None, device: str | None = None
@@ -55,11 +60,15 @@ class DenseRetriever(Retriever):
 
     def __init__(self, index: str | Path | DenseIndex, encoder: str | Path | BiEncoder | None = None, k: int = 100,
                  same_kind: bool = True, overfetch: int = 8, batch_size: int = 64, progress: bool = False,
-                 device: str | None = None, name: str = "dense", passage_weight: float = PASSAGE_WEIGHT):
+                 device: str | None = None, name: str = "dense", passage_weight: float = PASSAGE_WEIGHT,
+                 combine: str = "max"):
         self.index = index if isinstance(index, DenseIndex) else DenseIndex(index)
         self.encoder = load_query_encoder(self.index, encoder, device)
         if passage_weight < 0:
             raise ValueError(f"passage_weight must be >= 0, got {passage_weight}")
+        if combine not in COMBINE:
+            raise ValueError(f"combine must be one of {COMBINE}, got {combine!r}")
+        self.combine = combine
         #: > 0 and the index has passage vectors: passages also score by them (see the module docstring)
         self.passage_weight = float(passage_weight)
         self.uses_passage_vectors = self.passage_weight > 0 and self.index.has_passage_vectors
@@ -142,7 +151,13 @@ class DenseRetriever(Retriever):
         for number, p_score in zip(numbers.tolist(), plain.tolist(), strict=True):
             best = best_mention_of_passage(index, query, number, kind)
             pid = index.passage_ids[number]
-            if best is not None and best[0] >= p_score:
+            if self.combine == "sum":
+                score = p_score + (best[0] if best is not None else 0.0)
+                start, end = (best[1], best[2]) if best is not None else (-1, -1)
+                scored.append(Hit(docid=pid, score=score, mention_start=start if start >= 0 else None,
+                                  mention_end=end if start >= 0 else None,
+                                  mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
+            elif best is not None and best[0] >= p_score:
                 score, start, end = best
                 scored.append(Hit(docid=pid, score=score, mention_start=start if start >= 0 else None,
                                   mention_end=end if start >= 0 else None,

@@ -350,3 +350,21 @@ def test_search_cli_dense_passage_weight(tmp_path, tiny_index, dense_dir, old_de
         runs[name] = read_run(out)
     assert runs["new0"] == runs["old"]
     assert runs["new"] and all(0 < len(hits) <= 5 for hits in runs["new"].values())
+
+
+def test_combine_sum_adds_the_weighted_passage_score(dense_dir, encoder):
+    index = DenseIndex(dense_dir)
+    topic = Topic("q", "Lindsay Lohan checked into a rehab clinic in Utah.", 0, 13, doc_id="c3", kind="entity")
+    retriever = DenseRetriever(dense_dir, encoder, k=4, passage_weight=0.5, combine="sum")
+    hits = retriever.search([topic], 4)["q"]
+    query = retriever.encoder.encode_queries([topic])[0]
+    sentence = retriever.encoder.encode_texts([topic.text], "query")[0]
+    assert hits and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    for hit in hits:
+        n = index.passage_number[hit.docid]
+        rows = index.rows_of_passage(n)
+        rows = rows[np.isin(index.row_kind[rows], (2, 0))]
+        expected = index.exact_scores(query, rows).max() + 0.5 * index.passage_exact_scores(sentence, np.array([n]))[0]
+        assert hit.score == pytest.approx(expected, abs=1e-9) and not hit.docid.startswith("c3:")
+    with pytest.raises(ValueError, match="combine"):
+        DenseRetriever(dense_dir, encoder, combine="product")
