@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.formats.qrels import read_qrels
     from hybrid.formats.runs import write_run_set
     from hybrid.formats.topics import read_topics
+    from hybrid.provenance import code_version, inputs
     from hybrid.recipes import Context, load_recipe
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.sample import sample_index, sample_paths
@@ -151,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         write_run_set(runs[recipe.name], out / f"{recipe.name}.trec", tag=recipe.name, meta={
             "queries": len(topics), "seconds": round(seconds[recipe.name], 2), "model": recipe.name,
             "recipe": {"name": recipe.name, "file": str(recipe.source.path), "system": recipe.system},
-            "index": str(index.path), "hits": args.hits, "argv": command, "versions": versions()})
+            "index": str(index.path), "hits": args.hits, "argv": command, "code": code_version(),
+            "inputs": inputs(topics_path, index.path, qrels=qrels_path), "versions": versions()})
     compared = compare(runs, qrels, groups, baseline, measures)
     with atomic_write(out / "per_query.tsv") as handle:
         handle.write("system\tqid\tkind\tmeasure\tvalue\n")

@@ -60,7 +60,9 @@ def inputs(topics: str | Path | None = None, index_path: str | Path | None = Non
 
     named: dict[str, str | Path | None] = {"topics": topics}
     if index_path is not None:
-        named["index_metadata"] = Path(index_path) / METADATA
+        manifest = Path(index_path) / METADATA
+        sharded = Path(index_path) / "hybrid-shards.json"
+        named["index_metadata"] = sharded if not manifest.is_file() and sharded.is_file() else manifest
     named.update(others)
     return {name: {"path": str(path), "sha256": file_digest(path)} for name, path in named.items() if path is not None}
 
@@ -68,3 +70,32 @@ def inputs(topics: str | Path | None = None, index_path: str | Path | None = Non
 def applied_options(options: Mapping[str, Any], keep: Iterable[str]) -> dict[str, Any]:
     """The entries of ``options`` named in ``keep`` (those that applied to what ran), in ``keep``'s order."""
     return {name: options[name] for name in keep if name in options}
+
+
+#: ``hybrid.search`` options by what they apply to (see :func:`search_options`).
+SEARCH_COMMON = ("model", "index", "topics", "hits", "threads", "tag", "output", "spans", "qrels", "skip_bad")
+SEARCH_MODEL_OPTIONS = {
+    "bm25": ("query", "k1", "b"),
+    "multifield": ("weights", "any_kind", "k1", "b", "batch_size"),
+    "bm25f": ("bm25f_fields", "bm25f_query", "any_kind", "k1", "b"),
+    "dense": ("dense_index", "encoder", "dense_passage_weight", "device", "any_kind"),
+}
+SEARCH_NET_OPTIONS = ("passage_weight", "doc_weight", "expand_docs", "net_depth", "k1", "b")
+
+
+def search_options(args: Any) -> dict[str, Any]:
+    """The ``hybrid.search`` options that applied to the model that ran (a bm25 run records no dense or fusion
+    options; rrf records no --norm; the safety net's options only where it wraps the model)."""
+    options = vars(args)
+    keep = list(SEARCH_COMMON)
+    if options.get("engine", "local") != "local":
+        keep.append("engine")
+    models = [options["model"]]
+    if options["model"] == "fused":
+        models = [n.strip() for n in str(options.get("fuse", "")).split(",") if n.strip()]
+        keep += ["fuse", "fusion", "fusion_weights", "depth"] + ([] if options.get("fusion") == "rrf" else ["norm"])
+    for model in models:
+        keep += SEARCH_MODEL_OPTIONS.get(model, ())
+    if options["model"] != "bm25":
+        keep += SEARCH_NET_OPTIONS
+    return applied_options(options, dict.fromkeys(keep))

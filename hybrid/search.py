@@ -227,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.formats.qrels import read_qrels
     from hybrid.formats.runs import write_run_set
     from hybrid.formats.topics import read_topics
+    from hybrid.provenance import code_version, inputs, search_options
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.sample import sample_index, sample_paths
     from hybrid.scale.sharded_search import open_index
@@ -253,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         "queries_per_second": round(len(topics) / elapsed, 1) if elapsed > 0 else None,
         "model": args.model, "index": str(index.path), "argv": sys.argv[1:] if argv is None else argv,
     }
-    provenance = {"config": vars(args), "index_metadata": index.metadata.get("config"), "versions": versions()}
+    provenance = {"config": search_options(args), "inputs": inputs(topics_path, index.path, qrels=qrels_path),
+                  "code": code_version(), "index_metadata": index.metadata.get("config"), "versions": versions()}
     for name, component in components.items():
         spans = component_path(output, name, ".spans.jsonl") if args.spans else None
         if spans:
