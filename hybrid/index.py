@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from features.annotate import ANNOTATIONS, DEFAULT_MODEL, AnnotationConfig
@@ -35,8 +36,9 @@ def parser() -> argparse.ArgumentParser:
                         "(when features/mention_head.py is installed); a spaCy model name sets --spacy-model")
     p.add_argument("--chains", default="heuristic",
                    help="within-document chain linker: heuristic, or learned (features/coref_model.py, when installed)")
-    p.add_argument("--spacy-processes", type=int, default=1,
-                   help="spaCy worker processes for big corpora (2 pays off on 2 cores from a few thousand passages)")
+    p.add_argument("--spacy-processes", type=int, default=min(2, os.cpu_count() or 1),
+                   help="spaCy worker processes; used only from 500 passages to parse per process on (measured on 2 "
+                        "cores: +30-55%% passages/s with 2, benchmarks/results/annotate_throughput.md)")
     p.add_argument("--context-window", type=non_negative_int, default=0, help="+-N sentences in the context field")
     p.add_argument("--no-gold-ner", action="store_true",
                    help="with --annotation corpus: ignore annotated entities; use --ner everywhere")
