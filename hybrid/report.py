@@ -7,8 +7,11 @@ Example::
 
 Per query: the marked query mention in its context, the top results with the matching (or extracted)
 mention span highlighted and the judgment shown (relevant / not relevant / unjudged), and the query's
-measures. Above them: the run's measures by kind and, with ``--baseline``, a plot of per-query
-AP@100 differences (sorted) and per-kind means. One self-contained file (the plot is embedded), no
+measures, with ``--baseline`` the baseline's AP@100 and the difference. Above them: a legend, the run's
+means by kind (with the baseline's and the differences), with ``--baseline`` (named on the page) a plot of
+per-query AP@100 differences (sorted) and per-kind means, and a table of contents of the queries. Qrels
+that list only relevant passages label the other hits "not in qrels" rather than "unjudged". ``sample``
+stands for the bundled sample's index, topics or qrels. One self-contained file (the plot is embedded), no
 scripts, no external resources: it opens anywhere and archives with the run.
 """
 
@@ -32,6 +35,9 @@ table{border-collapse:collapse;margin:.5em 0} td,th{padding:.2em .6em;border:1px
 mark.query{background:#ffd54f;font-weight:bold} mark.span{background:#81d4fa}
 .rel{color:#1b5e20;font-weight:bold} .nonrel{color:#b71c1c} .unjudged{color:#777}
 li{margin:.3em 0} .meta{color:#555;font-size:.85em} .kind{font-variant:small-caps}
+.better{color:#1b5e20} .worse{color:#b71c1c} #legend{background:#f7f7f7;padding:.5em 1em;border:1px solid #ddd}
+#legend dt{float:left;clear:left;width:9em;font-weight:bold} #legend dd{margin:0 0 .3em 10em}
+#toc td,#toc th{font-size:.85em}
 """
 
 
@@ -84,54 +90,126 @@ def delta_plot(deltas: dict[str, float], groups: dict[str, str]) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def _delta_class(delta: float) -> str:
+    return "better" if delta > 1e-9 else "worse" if delta < -1e-9 else "equal"
+
+
+def legend(positive_only: bool, baseline_name: str | None) -> str:
+    """What the colours, labels and numbers of the page mean."""
+    unjudged = ("<dd><span class='unjudged'>[not in qrels]</span> the passage is not in the qrels; these qrels list "
+                "only relevant passages, so it is most likely not relevant</dd>") if positive_only else (
+        "<dd><span class='unjudged'>[unjudged]</span> the passage has no judgment in the qrels</dd>")
+    parts = ["<section id='legend'><h2>Legend</h2><dl>",
+             "<dt>query</dt><dd><mark class='query'>mention</mark> the query's marked mention in its context</dd>",
+             "<dt>hit</dt><dd><mark class='span'>span</mark> the mention of the passage that matched "
+             "(from the run's spans, else the retriever's)</dd>",
+             "<dt>judgment</dt><dd><span class='rel'>[relevant]</span> judged relevant (relevance &gt; 0)</dd>"]
+    if not positive_only:
+        parts.append("<dd><span class='nonrel'>[not relevant]</span> judged, relevance 0 or less</dd>")
+    parts.append(unjudged)
+    parts.append("<dt>measures</dt><dd>RR@10, AP@100, R@100, nDCG@10 (ir_measures), means over the judged queries; "
+                 "the kind (event/entity) is the topic's, else its indexed mention's</dd>")
+    if baseline_name:
+        parts.append(f"<dt>difference</dt><dd>run minus baseline <code>{html.escape(baseline_name)}</code> in AP@100: "
+                     "<span class='better'>+ better</span>, <span class='worse'>- worse</span>; in the plot, "
+                     "orange bars are event queries and blue bars entity queries</dd>")
+    parts.append("</dl></section>")
+    return "\n".join(parts)
+
+
 def render(topics: list[Topic], run: Run, qrels: dict, passage_text, groups: dict[str, str], name: str,
-           spans: dict | None = None, baseline: Run | None = None, depth: int = 10) -> str:
+           spans: dict | None = None, baseline: Run | None = None, depth: int = 10,
+           baseline_name: str | None = None) -> str:
     measures = ("RR@10", "AP@100", "R@100", "nDCG@10")
     scores = per_query(qrels, run, measures)
+    base_scores = per_query(qrels, baseline, measures) if baseline is not None else None
+    if baseline is not None and not baseline_name:
+        baseline_name = "baseline"
     judged = [t for t in topics if t.qid in qrels]
+    # qrels that hold only relevant passages (many benchmarks': ECB+'s) cannot say "judged not relevant"
+    positive_only = bool(qrels) and all(v > 0 for rel in qrels.values() for v in rel.values())
+    kinds = ["all", *sorted({groups.get(t.qid, "unknown") for t in judged})]
+
+    def group_qids(group: str) -> list[str]:
+        return [t.qid for t in judged if group == "all" or groups.get(t.qid, "unknown") == group]
+
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(name)}</title>",
              f"<style>{CSS}</style></head><body>", f"<h1>Run <code>{html.escape(name)}</code></h1>"]
+    if baseline_name:
+        parts.append(f"<p id='baseline-name'>Baseline: <code>{html.escape(baseline_name)}</code></p>")
+    parts.append(legend(positive_only, baseline_name))
+    parts.append("<h2>Means by kind</h2>")
     parts.append("<table id='summary'><tr><th>queries</th>" + "".join(f"<th>{m}</th>" for m in measures) + "</tr>")
-    for group in ["all", *sorted({groups.get(t.qid, "unknown") for t in judged})]:
-        qids = [t.qid for t in judged if group == "all" or groups.get(t.qid, "unknown") == group]
+    for group in kinds:
+        qids = group_qids(group)
         if not qids:
             continue
-        cells = "".join(f"<td>{sum(scores[m][q] for q in qids) / len(qids):.3f}</td>" for m in measures)
+        mine = {m: sum(scores[m][q] for q in qids) / len(qids) for m in measures}
+        cells = "".join(f"<td>{mine[m]:.3f}</td>" for m in measures)
         parts.append(f"<tr><td>{html.escape(group)} ({len(qids)})</td>{cells}</tr>")
+        if base_scores is not None:
+            theirs = {m: sum(base_scores[m][q] for q in qids) / len(qids) for m in measures}
+            parts.append(f"<tr class='meta'><td>{html.escape(group)}: baseline</td>"
+                         + "".join(f"<td>{theirs[m]:.3f}</td>" for m in measures) + "</tr>")
+            parts.append(f"<tr class='meta'><td>{html.escape(group)}: difference</td>"
+                         + "".join(f"<td class='{_delta_class(mine[m] - theirs[m])}'>{mine[m] - theirs[m]:+.3f}</td>"
+                                   for m in measures) + "</tr>")
     parts.append("</table>")
-    if baseline is not None:
-        base = per_query(qrels, baseline, ("AP@100",))["AP@100"]
+    deltas: dict[str, float] = {}
+    if base_scores is not None:
+        base = base_scores["AP@100"]
         deltas = {t.qid: scores["AP@100"][t.qid] - base[t.qid] for t in judged}
         better = sum(d > 1e-9 for d in deltas.values())
         worse = sum(d < -1e-9 for d in deltas.values())
-        parts.append(f"<h2>Per-query AP@100 against the baseline</h2><p>{better} better, {worse} worse, "
-                     f"{len(deltas) - better - worse} equal.</p>")
+        parts.append(f"<h2>Per-query AP@100 against the baseline <code>{html.escape(baseline_name or '')}</code></h2>"
+                     f"<p>{better} better, {worse} worse, {len(deltas) - better - worse} equal.</p>")
         parts.append(f"<img id='delta-plot' alt='per-query AP@100 differences' src='{delta_plot(deltas, groups)}'>")
         parts.append("<table id='delta-by-kind'><tr><th>queries</th><th>run AP@100</th><th>baseline AP@100</th>"
                      "<th>mean difference</th></tr>")
-        for group in ["all", *sorted({groups.get(t.qid, "unknown") for t in judged})]:
-            qids = [t.qid for t in judged if group == "all" or groups.get(t.qid, "unknown") == group]
+        for group in kinds:
+            qids = group_qids(group)
             if qids:
                 mine, theirs = (sum(values[q] for q in qids) / len(qids) for values in (scores["AP@100"], base))
                 parts.append(f"<tr><td>{html.escape(group)} ({len(qids)})</td><td>{mine:.3f}</td>"
                              f"<td>{theirs:.3f}</td><td>{mine - theirs:+.3f}</td></tr>")
         parts.append("</table>")
+    parts.append("<h2>Queries</h2><table id='toc'><tr><th>query</th><th>kind</th><th>mention</th><th>AP@100</th>"
+                 + ("<th>baseline</th><th>difference</th>" if base_scores is not None else "") + "</tr>")
+    for topic in topics:
+        qid = html.escape(topic.qid)
+        row = (f"<tr><td><a href='#q-{qid}'>{qid}</a></td><td class='kind'>{html.escape(groups.get(topic.qid, ''))}"
+               f"</td><td>{html.escape(topic.mention)}</td>")
+        if topic.qid in qrels:
+            row += f"<td>{scores['AP@100'][topic.qid]:.3f}</td>"
+            if base_scores is not None:
+                delta = deltas[topic.qid]
+                row += (f"<td>{base_scores['AP@100'][topic.qid]:.3f}</td>"
+                        f"<td class='{_delta_class(delta)}'>{delta:+.3f}</td>")
+        else:
+            row += "<td colspan='3'>not judged</td>" if base_scores is not None else "<td>not judged</td>"
+        parts.append(row + "</tr>")
+    parts.append("</table>")
     for topic in topics:
         rel = qrels.get(topic.qid, {})
         kind = groups.get(topic.qid, "")
         measures_text = ", ".join(f"{m} {scores[m][topic.qid]:.3f}" for m in measures) if topic.qid in qrels else (
             "not judged")
+        if base_scores is not None and topic.qid in qrels:
+            delta = deltas[topic.qid]
+            measures_text += (f"; baseline AP@100 {base_scores['AP@100'][topic.qid]:.3f} "
+                              f"(<span class='{_delta_class(delta)}'>{delta:+.3f}</span>)")
         parts.append(f"<section class='query' id='q-{html.escape(topic.qid)}'><h2>{html.escape(topic.qid)} "
                      f"<span class='kind'>{html.escape(kind)}</span></h2>")
         parts.append(f"<p>{highlight(topic.text, topic.start, topic.end, 'query')}</p>")
-        parts.append(f"<p class='meta'>{measures_text}; {sum(1 for v in rel.values() if v > 0)} relevant</p><ol>")
+        parts.append(f"<p class='meta'>{measures_text}; {sum(1 for v in rel.values() if v > 0)} relevant "
+                     "<a href='#toc'>(back to the list)</a></p><ol>")
         for hit in run.get(topic.qid, [])[:depth]:
             text = passage_text(hit.docid) or ""
             start, end = hit.mention_start, hit.mention_end
             if spans and (topic.qid, hit.docid) in spans:
                 start, end = spans[(topic.qid, hit.docid)]
             if hit.docid not in rel:
-                judgment, css = "unjudged", "unjudged"
+                judgment, css = ("not in qrels" if positive_only else "unjudged"), "unjudged"
             elif rel[hit.docid] > 0:
                 judgment, css = "relevant", "rel"
             else:
@@ -146,9 +224,10 @@ def render(topics: list[Topic], run: Run, qrels: dict, passage_text, groups: dic
 def parser() -> argparse.ArgumentParser:
     p = make_parser("python -m hybrid.report", __doc__, epilog=True)
     p.add_argument("--run", required=True)
-    p.add_argument("--qrels", required=True)
-    p.add_argument("--topics", required=True)
-    p.add_argument("--index", required=True, help="hybrid index (passage texts)")
+    p.add_argument("--qrels", required=True, help="qrels, or 'sample' for the bundled sample's")
+    p.add_argument("--topics", required=True, help="topics, or 'sample' for the bundled sample's")
+    p.add_argument("--index", required=True, help="hybrid index (passage texts), or 'sample' for the bundled "
+                                                  "sample's (built on first use)")
     p.add_argument("--spans", help="spans JSONL from hybrid.search --spans or the reader")
     p.add_argument("--baseline", help="baseline run for the per-query delta plot")
     p.add_argument("--depth", type=positive_int, default=10, help="results shown per query")
@@ -158,6 +237,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    from hybrid.api import open_index, sample_path
     from hybrid.atomic import atomic_write
     from hybrid.formats import read_qrels, read_run, read_topics
     from hybrid.formats.runs import read_run_meta
@@ -166,13 +246,14 @@ def main(argv: list[str] | None = None) -> int:
     read_run_meta(args.run, args.spans)  # a meta or spans file that does not belong to the run is an error
     if args.baseline:
         read_run_meta(args.baseline)
-    index = SparseIndex(args.index)
-    topics = read_topics(args.topics, resolve=index.passage_text)
+    index = open_index(args.index, progress=False) if args.index == "sample" else SparseIndex(args.index)
+    topics = read_topics(sample_path("topics", args.topics), resolve=index.passage_text)
     run = read_run(args.run)
     spans = read_spans(args.spans) if args.spans else None
     groups = {t.qid: (t.kind or index.query_record(t).kind or "unknown") for t in topics}
-    page = render(topics, run, read_qrels(args.qrels), index.passage_text, groups, Path(args.run).name, spans,
-                  read_run(args.baseline) if args.baseline else None, args.depth)
+    page = render(topics, run, read_qrels(sample_path("qrels", args.qrels)), index.passage_text, groups,
+                  Path(args.run).name, spans, read_run(args.baseline) if args.baseline else None, args.depth,
+                  baseline_name=Path(args.baseline).name if args.baseline else None)
     with atomic_write(args.output) as out:
         out.write(page)
     print(f"wrote {args.output}", file=sys.stderr)
