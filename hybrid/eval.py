@@ -5,6 +5,8 @@ Examples::
     python -m hybrid.eval --qrels qrels.dev.txt --run run.trec --topics queries.dev.jsonl --by-kind
     # as trec_eval: positional qrels and run, trec_eval measure names with -m
     python -m hybrid.eval -m map -m recip_rank -m ndcg_cut_10 qrels.dev.txt run.trec
+    # a run of the bundled sample's topics
+    python -m hybrid.eval sample sample.multifield.trec --topics sample --by-kind
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def format_table(table: dict[str, dict[str, float]], measures: tuple[str, ...]) 
 
 def parser() -> argparse.ArgumentParser:
     p = make_parser("python -m hybrid.eval", __doc__, epilog=True)
-    p.add_argument("qrels_file", nargs="?", metavar="QRELS", help="qrels (as trec_eval: QRELS RUN; or --qrels)")
+    p.add_argument("qrels_file", nargs="?", metavar="QRELS", help="qrels (as trec_eval: QRELS RUN; or --qrels); "
+                                                                "'sample' for the bundled sample's")
     p.add_argument("run_file", nargs="?", metavar="RUN", help="TREC run (or --run)")
     p.add_argument("--qrels", help="qrels (qid iter docid relevance)")
     p.add_argument("--run", help="TREC run (qid Q0 docid rank score tag)")
@@ -57,7 +60,8 @@ def parser() -> argparse.ArgumentParser:
                                                  f"{' '.join(DEFAULT_MEASURES)})")
     p.add_argument("-m", dest="measure", action="append", metavar="MEASURE",
                    help="one measure, as trec_eval -m (repeatable: -m map -m P_10); added to --measures")
-    p.add_argument("--topics", help="topics file giving each query's kind (for --by-kind)")
+    p.add_argument("--topics", help="topics file giving each query's kind (for --by-kind); 'sample' for the bundled "
+                                    "sample's")
     p.add_argument("--by-kind", action="store_true", help="split results by event/entity")
     p.add_argument("--per-query", action="store_true", help="print one row per query")
     p.add_argument("--json", action="store_true", help="machine-readable output (with --per-query: one JSON document "
@@ -76,8 +80,11 @@ def _one(positional: str | None, option: str | None, name: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    qrels_path = _one(args.qrels_file, args.qrels, "qrels")
+    from hybrid.api import sample_path
+
+    qrels_path = sample_path("qrels", _one(args.qrels_file, args.qrels, "qrels"))
     run_path = _one(args.run_file, args.run, "run")
+    args.topics = sample_path("topics", args.topics)
     names = [*(args.measures or []), *(args.measure or [])] or list(DEFAULT_MEASURES)
     measures = parse_measures(names)
     qrels, run = read_qrels(qrels_path), read_run(run_path)

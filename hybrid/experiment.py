@@ -28,12 +28,23 @@ from hybrid.significance import holm, paired_test
 DEFAULT_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
 
 
-def run_recipes(recipes: list, topics: list[Topic], context) -> tuple[dict[str, Run], dict[str, float]]:
+def run_recipes(recipes: list, topics: list[Topic], context,
+                progress: bool = True) -> tuple[dict[str, Run], dict[str, float]]:
+    """Each recipe's run on the topics, with a progress bar per recipe (its topics in batches)."""
+    from tqdm import tqdm
+
     runs, seconds = {}, {}
+    batch = max(1, min(256, -(-len(topics) // 20)))  # about 20 steps per bar, never more than 256 topics a step
     for recipe in recipes:
         stage = recipe.build(context)
         started = time.perf_counter()
-        runs[recipe.name] = stage(topics)
+        run: Run = {}
+        with tqdm(total=len(topics), desc=recipe.name, unit="topic", disable=not progress) as bar:
+            for lo in range(0, len(topics), batch):
+                chunk = topics[lo : lo + batch]
+                run.update(stage(chunk))
+                bar.update(len(chunk))
+        runs[recipe.name] = run
         seconds[recipe.name] = time.perf_counter() - started
         print(f"ran {recipe.name} in {seconds[recipe.name]:.1f}s", file=sys.stderr)
     return runs, seconds
@@ -94,9 +105,9 @@ def format_markdown(results: dict, baseline: str, measures: tuple[str, ...], sec
 
 def parser() -> argparse.ArgumentParser:
     p = make_parser("python -m hybrid.experiment", __doc__, epilog=True)
-    p.add_argument("--index", help="hybrid index (default: the bundled sample's)")
+    p.add_argument("--index", help="hybrid index (default, or 'sample': the bundled sample's)")
     p.add_argument("--topics", required=True, help="topics file, or 'sample'")
-    p.add_argument("--qrels", help="qrels (default with --topics sample: the sample's)")
+    p.add_argument("--qrels", help="qrels, or 'sample' (default with --topics sample: the sample's)")
     p.add_argument("--recipes", nargs="+", required=True, help="bundled recipe names or recipe TOML paths")
     p.add_argument("--baseline", help="recipe name to compare against (default: the first)")
     p.add_argument("--measures", nargs="+", default=list(DEFAULT_MEASURES))
@@ -135,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     baseline = args.baseline or names[0]
     if baseline not in names:
         raise ConfigError(None, None, f"baseline {baseline!r} is not one of the recipes {names}")
-    index = SparseIndex(args.index or sample_index(progress=False))
+    if qrels_path == "sample":
+        qrels_path = sample_paths().qrels
+    index = SparseIndex(sample_index(progress=False) if args.index in (None, "sample") else args.index)
     topics = read_topics(topics_path, resolve=index.passage_text)
     qrels = read_qrels(qrels_path)
     missing = sorted(set(qrels) - {t.qid for t in topics})

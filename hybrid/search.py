@@ -132,7 +132,8 @@ def build_retriever(args: argparse.Namespace, index, model: str | None = None):
         retriever = BM25F(index, args.bm25f_fields, same_kind=not args.any_kind, k=args.hits, query=args.bm25f_query,
                           k1=args.k1, b=args.b, threads=args.threads, progress=not args.quiet)
     elif model == "bm25":
-        retriever = PassageBM25(index, args.query, k1=args.k1, b=args.b, threads=args.threads, k=args.hits)
+        retriever = PassageBM25(index, args.query, k1=args.k1, b=args.b, threads=args.threads, k=args.hits,
+                                progress=not args.quiet)
     else:
         retriever = MultiFieldBM25(index, args.weights, same_kind=not args.any_kind, k1=args.k1, b=args.b,
                                    k=args.hits, progress=not args.quiet, threads=args.threads,

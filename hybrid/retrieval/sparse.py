@@ -138,13 +138,13 @@ class PassageBM25(Retriever):
     """Plain Pyserini BM25 on the passage index, own document removed."""
 
     def __init__(self, index: SparseIndex, formulation: str = "sentence", k1: float = 0.9, b: float = 0.4,
-                 threads: int = 1, k: int = 100, batch_size: int = 256):
+                 threads: int = 1, k: int = 100, batch_size: int = 256, progress: bool = False):
         if formulation not in QUERY_FORMULATIONS:
             raise ConfigError(None, None, f"unknown query formulation {formulation!r}; choose {QUERY_FORMULATIONS}")
         if batch_size < 1:
             raise ConfigError(None, None, f"batch_size must be >= 1, got {batch_size}")
         self.index, self.formulation, self.threads, self.k = index, formulation, threads, k
-        self.k1, self.b, self.batch_size = k1, b, batch_size
+        self.k1, self.b, self.batch_size, self.progress = k1, b, batch_size, progress
         self.name = f"bm25-{formulation}"
 
     def search(self, topics: list[Topic], k: int) -> Run:
@@ -158,6 +158,7 @@ class PassageBM25(Retriever):
         self.index.passages.set_bm25(self.k1, self.b)
         fetch = k + self.index.max_doc_passages
         run: Run = {}
+        bar = tqdm(total=len(topics), desc=self.name, disable=not self.progress)
         for lo in range(0, len(topics), self.batch_size):
             chunk = topics[lo : lo + self.batch_size]
             records = {t.qid: self.index.query_record(t) for t in chunk}
@@ -171,6 +172,8 @@ class PassageBM25(Retriever):
                         if h.docid not in banned]
                 run[topic.qid] = hits[:k]
             del results
+            bar.update(len(chunk))
+        bar.close()
         return run
 
 
