@@ -17,7 +17,7 @@ from hybrid.formats.qrels import read_qrels
 
 HYBRID = Path(__file__).resolve().parents[2] / "hybrid"
 CLIS = ["index", "search", "eval", "experiment", "report", "recipe_train", "index_dense", "train_dense", "fewshot",
-        "ltr", "reader"]
+        "ltr", "reader", "fuse"]
 
 
 def _usage_error(main, argv, capsys) -> str:
