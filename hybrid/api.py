@@ -23,6 +23,7 @@ imports no torch: the index is opened (and the JVM started) by :func:`open_index
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +225,11 @@ class System:
         if isinstance(topics_or_path, Topic):
             topics_or_path = [topics_or_path]
         batch = topics(topics_or_path, self.index)
+        if not isinstance(topics_or_path, str | Path) and hasattr(self.index, "own_documents"):
+            # topics read without the index: find the own document of those that do not name it (copies: the
+            # caller's topics are left as they are)
+            batch = [replace(t) if not t.doc_id and not t.passage_id else t for t in batch]
+            self.index.own_documents(batch)
         if k is not None and hasattr(self.stage, "search"):
             found = self.stage.search(batch, k)
         else:

@@ -85,3 +85,16 @@ def test_systems_from_stages_and_dicts(sparse_index, data_dir):
     assert by_dict.to_dict() == by_stage.to_dict()
     assert all(len(hits) <= 3 for hits in by_dict.values())
     assert "multifield-net" in hybrid.list_recipes()
+
+
+def test_topics_read_without_the_index_get_their_own_document_at_search(sparse_index, data_dir, tmp_path):
+    two = tmp_path / "two.tsv"
+    two.write_text("".join(line.rsplit("\t", 1)[0] + "\n"
+                           for line in (data_dir / "tiny_topics.tsv").read_text().splitlines()))
+    topics = hybrid.topics(two)
+    assert not any(t.doc_id for t in topics)
+    run = hybrid.system("bm25", sparse_index).search(topics)
+    assert not any(t.doc_id for t in topics)  # the caller's topics are not changed
+    own = {"q-ev-checkin": "a1", "q-en-reid": "a1", "q-ev-quake": "e5"}
+    assert not [h for q, hits in run.items() for h in hits if h.docid.split(":")[0] == own[q]]
+    assert [t.doc_id for t in run.topics] == ["a1", "a1", "e5"]
