@@ -147,23 +147,21 @@ class DenseRetriever(Retriever):
             return []
         numbers = np.asarray(candidates, dtype=np.int64)
         plain = self.passage_weight * index.passage_exact_scores(sentence, numbers)
+        bests = best_mention_of_passages(index, query, numbers, kind)
         scored = []
-        for number, p_score in zip(numbers.tolist(), plain.tolist(), strict=True):
-            best = best_mention_of_passage(index, query, number, kind)
+        for number, p_score, best in zip(numbers.tolist(), plain.tolist(), bests, strict=True):
             pid = index.passage_ids[number]
             if self.combine == "sum":
                 score = p_score + (best[0] if best is not None else 0.0)
-                start, end = (best[1], best[2]) if best is not None else (-1, -1)
-                scored.append(Hit(docid=pid, score=score, mention_start=start if start >= 0 else None,
-                                  mention_end=end if start >= 0 else None,
-                                  mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
+                span = (best[1], best[2]) if best is not None else (-1, -1)
             elif best is not None and best[0] >= p_score:
-                score, start, end = best
-                scored.append(Hit(docid=pid, score=score, mention_start=start if start >= 0 else None,
-                                  mention_end=end if start >= 0 else None,
-                                  mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
+                score, span = best[0], (best[1], best[2])
             else:
-                scored.append(Hit(docid=pid, score=p_score))
+                score, span = p_score, (-1, -1)
+            start, end = span
+            scored.append(Hit(docid=pid, score=score, mention_start=start if start >= 0 else None,
+                              mention_end=end if start >= 0 else None,
+                              mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
         scored.sort(key=lambda hit: (-hit.score, hit.docid))
         return scored[:k]
 
@@ -214,3 +212,28 @@ def best_mention_of_passage(index: DenseIndex, query: np.ndarray, number: int, k
     spans = np.asarray(index.rows[rows, 1:3])
     best = np.lexsort((spans[:, 1], spans[:, 0], -scores))[0]
     return float(scores[best]), int(spans[best, 0]), int(spans[best, 1])
+
+
+def best_mention_of_passages(index: DenseIndex, query: np.ndarray, numbers: np.ndarray, kind: int | None
+                             ) -> list[tuple[float, int, int] | None]:
+    """:func:`best_mention_of_passage` of many passages at once (one exact_scores call)."""
+    parts = [index.rows_of_passage(int(n)) for n in numbers]
+    if not parts:
+        return []
+    owner = np.repeat(np.arange(len(parts)), [len(r) for r in parts])
+    rows = np.concatenate(parts)
+    if kind is not None:
+        row_kind = index.row_kind[rows]
+        keep = (row_kind == kind) | (row_kind == 0)
+        rows, owner = rows[keep], owner[keep]
+    out: list[tuple[float, int, int] | None] = [None] * len(parts)
+    if len(rows) == 0:
+        return out
+    scores = index.exact_scores(query, rows)
+    spans = np.asarray(index.rows[rows, 1:3])
+    order = np.lexsort((spans[:, 1], spans[:, 0], -scores, owner))  # per passage: best first, then first span
+    owner, scores, spans = owner[order], scores[order], spans[order]
+    _, first = np.unique(owner, return_index=True)
+    for i in first:
+        out[int(owner[i])] = (float(scores[i]), int(spans[i, 0]), int(spans[i, 1]))
+    return out
