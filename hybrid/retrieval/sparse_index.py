@@ -128,8 +128,8 @@ class SparseIndex:
             return record
         return self.annotator.annotate_topic(topic)
 
-    def passages_with_text(self, texts: list[str], depth: int = 10) -> list[str | None]:
-        """For each text, the id of an indexed passage whose text is exactly it (None when there is none).
+    def passages_with_text(self, texts: list[str], depth: int = 20) -> list[list[str]]:
+        """For each text, the ids of the indexed passages whose text is exactly it (best BM25 first; empty when none).
 
         A BM25 search of the text on the passages (its best ``depth`` hits, one batch), then an exact string
         comparison with each hit's stored text: cheap, and never a near match."""
@@ -140,31 +140,37 @@ class SparseIndex:
             found = self.passages.batch_search(texts, qids, k=depth, threads=1)
         except Exception:  # jnius.JavaException: e.g. a text with more distinct terms than Lucene's clause limit
             found = {}
-        out: list[str | None] = []
-        for qid, text in zip(qids, texts, strict=True):
-            out.append(next((h.docid for h in found.get(qid, []) if self.passage_text(h.docid) == text), None))
-        return out
+        return [[h.docid for h in found.get(qid, []) if self.passage_text(h.docid) == text]
+                for qid, text in zip(qids, texts, strict=True)]
 
     def own_documents(self, topics: list[Topic]) -> int:
         """Give each topic that names neither its document nor its passage (a two-column TSV topic, a JSONL topic
         with only ``text``) the passage and document it comes from, when its unmarked text is exactly an indexed
-        passage, so its own document is excluded from its results as with a third column. Returns how many were
-        found; the others are warned about once (their own-document exclusion is off)."""
+        passage of one document, so its own document is excluded from its results as with a third column.
+        Returns how many were found; the others (no such passage, or the same text in several documents) are
+        warned about once: their own-document exclusion is off."""
         unknown = [t for t in topics if not t.doc_id and not t.passage_id]
         if not unknown:
             return 0
-        found = 0
-        for topic, passage_id in zip(unknown, self.passages_with_text([t.text for t in unknown]), strict=True):
-            if passage_id is not None:
-                topic.passage_id, topic.doc_id = passage_id, self.passage_json(passage_id)["doc_id"]
-                found += 1
-        missing = len(unknown) - found
-        if missing:
+        missing, ambiguous = [], []
+        for topic, matches in zip(unknown, self.passages_with_text([t.text for t in unknown]), strict=True):
+            documents = {self.passage_json(pid)["doc_id"] for pid in matches}
+            if len(documents) == 1:
+                topic.passage_id, topic.doc_id = matches[0], documents.pop()
+            else:
+                (ambiguous if documents else missing).append(topic.qid)
+        if missing or ambiguous:
+            reasons = []
+            if missing:
+                reasons.append(f"{len(missing)} whose text is not a passage of the index {self.path} (e.g. "
+                               f"{', '.join(missing[:5])})")
+            if ambiguous:
+                reasons.append(f"{len(ambiguous)} whose text is a passage of several documents (e.g. "
+                               f"{', '.join(ambiguous[:5])})")
             log.warning("own-document exclusion is off for %d of %d topics: they name no document (third TSV "
-                        "column or JSONL doc_id) and their text is not a passage of the index %s, so passages of "
-                        "the documents they come from may be returned (e.g. %s)", missing, len(topics), self.path,
-                        ", ".join([t.qid for t in unknown if not t.doc_id][:5]))
-        return found
+                        "column or JSONL doc_id), and passages of the documents they come from may be returned: %s",
+                        len(missing) + len(ambiguous), len(topics), "; ".join(reasons))
+        return len(unknown) - len(missing) - len(ambiguous)
 
     def exclude_doc(self, topic: Topic, record: MentionRecord | None = None) -> str | None:
         """The document to exclude for a query (its own), when known."""

@@ -33,7 +33,8 @@ def test_other_topics_are_warned_about_once(sparse_index, data_dir, tmp_path, ca
         topics = read_topics(two_columns(data_dir, tmp_path, extra), resolve=sparse_index.passage_text)
     assert [t.doc_id for t in topics if t.qid == "q-new"] == [None]
     warnings = [r.getMessage() for r in caplog.records if "own-document exclusion is off" in r.getMessage()]
-    assert len(warnings) == 1 and "for 1 of 4 topics" in warnings[0] and "q-new" in warnings[0]
+    assert len(warnings) == 1 and "for 1 of 4 topics" in warnings[0] and "not a passage of the index" in warnings[0]
+    assert "(e.g. q-new)" in warnings[0]
 
 
 def test_two_column_run_equals_three_column_run(tiny_index, data_dir, tmp_path):
@@ -47,3 +48,20 @@ def test_two_column_run_equals_three_column_run(tiny_index, data_dir, tmp_path):
         q: [h.docid for h in hits] for q, hits in runs["three"].items()}
     own = {"q-ev-checkin": "a1", "q-en-reid": "a1", "q-ev-quake": "e5"}
     assert not [h for q, hits in runs["two"].items() for h in hits if h.docid.split(":")[0] == own[q]]
+
+
+def test_a_sentence_found_in_several_documents_is_not_guessed(caplog):
+    from types import SimpleNamespace
+
+    from hybrid.records import Topic
+    from hybrid.retrieval.sparse_index import SparseIndex
+
+    docs = {"x1:0": "x1", "x2:4": "x2", "y1:0": "y1", "y1:3": "y1"}
+    stub = SimpleNamespace(path="idx", passage_json=lambda pid: {"doc_id": docs[pid]},
+                           passages_with_text=lambda texts: [["x1:0", "x2:4"], ["y1:0", "y1:3"], []])
+    topics = [Topic("dup", "same", 0, 4), Topic("one", "other", 0, 5), Topic("none", "new", 0, 3)]
+    with caplog.at_level(logging.WARNING):
+        assert SparseIndex.own_documents(stub, topics) == 1
+    assert [t.doc_id for t in topics] == [None, "y1", None] and topics[1].passage_id == "y1:0"
+    message = caplog.records[-1].getMessage()
+    assert "for 2 of 3 topics" in message and "1 whose text is a passage of several documents (e.g. dup)" in message
