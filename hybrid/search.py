@@ -79,6 +79,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--expand-docs", type=non_negative_int, default=EXPAND_DOCS,
                    help="multifield/bm25f/dense/fused: also consider every passage of the N documents most similar "
                         "to the query's document")
+    p.add_argument("--no-safety-net", action="store_true",
+                   help="the mention-level model alone: no passage BM25, no document context (the three above at 0)")
     p.add_argument("--net-depth", type=positive_int, default=DEPTH,
                    help="hits the mention-level run and passage BM25 each fetch before the safety net combines them")
     p.add_argument("--any-kind", action="store_true",
@@ -145,7 +147,8 @@ def with_safety_net(args: argparse.Namespace, index, retriever):
     """Mention-level models get passage-level BM25 and document context (hybrid.retrieval.doc_context)."""
     from hybrid.retrieval.doc_context import SafetyNet
 
-    if args.model == "bm25" or (args.passage_weight == 0 and args.doc_weight == 0 and args.expand_docs == 0):
+    if args.model == "bm25" or args.no_safety_net or (
+            args.passage_weight == 0 and args.doc_weight == 0 and args.expand_docs == 0):
         return retriever
     return SafetyNet(retriever, index, passage_weight=args.passage_weight, doc_weight=args.doc_weight,
                      expand_docs=args.expand_docs, depth=args.net_depth, k=args.hits, k1=args.k1, b=args.b,

@@ -24,6 +24,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 
@@ -39,26 +40,35 @@ EXPAND_DOCS = 10
 DEPTH = 200
 
 
-def stored_passages(index) -> Iterator[dict]:
-    """Every stored passage of a hybrid index's ``passages/`` Lucene index (its raw JSON), in Lucene order."""
-    from jnius import autoclass
-
+def passage_dirs(index) -> list[Path]:
+    """The ``passages/`` Lucene directories of an index: one, or one per shard of a sharded index."""
+    from hybrid.scale.sharded_search import ShardedIndex
     from indexes.lucene import PASSAGES
 
-    path = autoclass("java.io.File")(str(index.path / PASSAGES)).toPath()
-    reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
-        autoclass("org.apache.lucene.store.FSDirectory").open(path))
-    try:
-        stored = reader.storedFields()
-        live = autoclass("org.apache.lucene.index.MultiBits").getLiveDocs(reader)
-        for n in range(reader.maxDoc()):
-            if live is not None and not live.get(n):
-                continue
-            raw = stored.document(n).get("raw")
-            if raw:
-                yield json.loads(raw)
-    finally:
-        reader.close()
+    if isinstance(index, ShardedIndex):
+        return [index.path / shard["name"] / PASSAGES for shard in index.metadata["shards"]]
+    return [index.path / PASSAGES]
+
+
+def stored_passages(index) -> Iterator[dict]:
+    """Every stored passage of a hybrid index (its raw JSON), shard by shard, in Lucene order."""
+    from jnius import autoclass
+
+    for directory in passage_dirs(index):
+        path = autoclass("java.io.File")(str(directory)).toPath()
+        reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
+            autoclass("org.apache.lucene.store.FSDirectory").open(path))
+        try:
+            stored = reader.storedFields()
+            live = autoclass("org.apache.lucene.index.MultiBits").getLiveDocs(reader)
+            for n in range(reader.maxDoc()):
+                if live is not None and not live.get(n):
+                    continue
+                raw = stored.document(n).get("raw")
+                if raw:
+                    yield json.loads(raw)
+        finally:
+            reader.close()
 
 
 @dataclass
@@ -104,12 +114,8 @@ _VECTORS: dict[str, DocumentVectors] = {}
 
 
 def document_vectors(index) -> DocumentVectors:
-    """The document vectors of an index, computed once per process (a pass over the stored passages)."""
-    from hybrid.scale.sharded_search import ShardedIndex
-
-    if isinstance(index, ShardedIndex):
-        raise ConfigError(None, None, "document context is not available on a sharded index yet; "
-                                      "set its weight to 0 (--doc-weight 0 --expand-docs 0)")
+    """The document vectors of an index, computed once per process (a pass over the stored passages;
+    a sharded index gives the same vectors as the single index of the same corpus)."""
     key = str(index.path.resolve())
     if key not in _VECTORS:
         _VECTORS[key] = DocumentVectors.from_passages(list(stored_passages(index)))

@@ -123,7 +123,7 @@ def test_search_cli_bm25f_model(tiny_index, data_dir, tmp_path):
     topics_path = data_dir / "tiny_topics.jsonl"
     assert search_main(["--index", str(tiny_index), "--topics", str(topics_path), "--model", "bm25f",
                         "--bm25f-fields", "mention=1,context=0.5", "--bm25f-query", "mention+ner",
-                        "--output", str(out), "--hits", "5", "--quiet"]) == 0
+                        "--output", str(out), "--hits", "5", "--quiet", "--no-safety-net"]) == 0
     index = SparseIndex(tiny_index)
     topics = read_topics(topics_path, resolve=index.passage_text)
     expected = BM25F(index, "mention=1,context=0.5", query="mention+ner").search(topics, 5)
