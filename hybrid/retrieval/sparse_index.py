@@ -145,8 +145,8 @@ class SparseIndex:
 
     def own_documents(self, topics: list[Topic]) -> int:
         """Give each topic that names neither its document nor its passage (a two-column TSV topic, a JSONL topic
-        with only ``text``) the passage and document it comes from, when its unmarked text is exactly an indexed
-        passage of one document, so its own document is excluded from its results as with a third column.
+        with only ``text``) the document it comes from, when its unmarked text is exactly an indexed passage of
+        one document (the topic is then what a three-column TSV topic is): its own document is excluded.
         Returns how many were found; the others (no such passage, or the same text in several documents) are
         warned about once: their own-document exclusion is off."""
         unknown = [t for t in topics if not t.doc_id and not t.passage_id]
@@ -155,8 +155,8 @@ class SparseIndex:
         missing, ambiguous = [], []
         for topic, matches in zip(unknown, self.passages_with_text([t.text for t in unknown]), strict=True):
             documents = {self.passage_json(pid)["doc_id"] for pid in matches}
-            if len(documents) == 1:
-                topic.passage_id, topic.doc_id = matches[0], documents.pop()
+            if len(documents) == 1:  # the document only, as a third TSV column (query_record finds the passage)
+                topic.doc_id = documents.pop()
             else:
                 (ambiguous if documents else missing).append(topic.qid)
         if missing or ambiguous:
