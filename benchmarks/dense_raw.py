@@ -54,7 +54,7 @@ def main() -> None:
     from hybrid.formats.runs import write_run
     from hybrid.formats.topics import read_topics
     from hybrid.records import Hit
-    from hybrid.retrieval.dense import DenseRetriever
+    from hybrid.retrieval.dense import DenseRetriever, best_mention_of_passages
     from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.faiss_index import KIND_CODES
 
@@ -75,7 +75,7 @@ def main() -> None:
     t0 = time.perf_counter()
     mention_run = retriever.search(topics, k)  # encodes the marked queries once
     timing["mention vectors only"] = dict(retriever.last_timing)
-    queries = retriever.encoder.encode_queries(topics, batch_size=64)  # (the same vectors, kept for the sweep)
+    queries = retriever.last_query_vectors  # the marked query vectors of that search, kept for the sweep
     t1 = time.perf_counter()
     sentences = retriever.encoder.encode_texts([t.text for t in topics], "query", batch_size=64)
     timing["encode query sentences"] = time.perf_counter() - t1
@@ -98,16 +98,38 @@ def main() -> None:
 
     runs = {"passage vectors only (untrained MiniLM over whole passages)": passage_run,
             "mention vectors only (passage weight 0)": mention_run}
+    # The candidates (top k of each side), their best eligible mention and their passage score do not depend on
+    # the weight: compute them once per query, as DenseRetriever._with_passages does, and combine per weight.
+    t1 = time.perf_counter()
+    parts = {}
+    for qi, t in enumerate(topics):
+        near = [h.docid for h in passage_run[t.qid]]  # the top k passages by passage vector, own document out
+        numbers = np.asarray(sorted({dense.passage_number[p] for p in near + [h.docid for h in mention_run[t.qid]]}),
+                             dtype=np.int64)
+        bests = best_mention_of_passages(dense, queries[qi], numbers, kind_codes[qi])
+        parts[t.qid] = (numbers, dense.passage_exact_scores(sentences[qi], numbers), bests)
+    timing["candidates and their scores"] = time.perf_counter() - t1
+
+    def combined(qid: str, combine: str, w: float) -> list:
+        numbers, plain, bests = parts[qid]
+        scored = []
+        for number, p_score, best in zip(numbers.tolist(), (w * plain).tolist(), bests, strict=True):
+            if combine == "sum":
+                score, span = p_score + (best[0] if best is not None else 0.0), best
+            elif best is not None and best[0] >= p_score:
+                score, span = best[0], best
+            else:
+                score, span = p_score, None
+            ok = span is not None and span[1] >= 0
+            scored.append(Hit(docid=dense.passage_ids[number], score=score, mention_start=span[1] if ok else None,
+                              mention_end=span[2] if ok else None))
+        scored.sort(key=lambda hit: (-hit.score, hit.docid))
+        return scored[:k]
+
     for combine in args.combine.split(","):
-        retriever.combine = combine
         for w in [float(x) for x in args.weights.split(",") if x.strip()]:
-            retriever.passage_weight = w
-            t1 = time.perf_counter()
             name = f"max(mention, {w:g} x passage)" if combine == "max" else f"mention + {w:g} x passage"
-            runs[name] = {t.qid: retriever._with_passages(queries[qi], sentences[qi], mention_run[t.qid], owns[qi],
-                                                         kind_codes[qi], k)
-                          for qi, t in enumerate(topics)}
-            timing[f"{combine} w={w:g}"] = time.perf_counter() - t1
+            runs[name] = {t.qid: combined(t.qid, combine, w) for t in topics}
     timing["total"] = time.perf_counter() - t0
 
     rows = {}
@@ -116,6 +138,7 @@ def main() -> None:
         rows[name] = {g: {m: round(v, 4) for m, v in table[g].items()} for g in ("all", "event", "entity")
                       if g in table}
         print(name, json.dumps(rows[name]), flush=True)
+        Path(args.output).with_suffix(".partial.json").write_text(json.dumps(rows, indent=2) + "\n")
         if args.runs:
             slug = "dense-sweep." + "".join(c if c.isalnum() or c in ".-" else "_" for c in name)[:60]
             write_run(run, Path(args.runs) / f"{slug}.trec", tag="dense-sweep")

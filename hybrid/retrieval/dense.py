@@ -99,6 +99,7 @@ class DenseRetriever(Retriever):
             return {}
         started = time.perf_counter()
         vectors = self.encoder.encode_queries(topics, batch_size=self.batch_size, progress=self.progress)
+        self.last_query_vectors = vectors
         sentences = None
         if self.uses_passage_vectors:
             sentences = self.encoder.encode_texts([t.text for t in topics], "query", batch_size=self.batch_size)
