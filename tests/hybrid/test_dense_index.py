@@ -168,7 +168,8 @@ def test_index_dense_cli(tmp_path, tiny_index, encoder):
 
 
 def test_search_cli_dense_and_fused_write_each_run(tmp_path, tiny_index, dense_dir, data_dir):
-    """One command runs multifield + dense, writes both component runs, and fuses exactly those runs."""
+    """One command runs multifield + dense, writes both component runs, and fuses exactly those runs
+    (the safety net around them is off here: tests/hybrid/test_doc_context.py covers it)."""
     from hybrid.formats.runs import read_run
     from hybrid.fusion import fuse_runs
     from hybrid.search import main as search_main
@@ -176,7 +177,8 @@ def test_search_cli_dense_and_fused_write_each_run(tmp_path, tiny_index, dense_d
     topics = str(data_dir / "tiny_topics.jsonl")
     dense_out = tmp_path / "dense.trec"
     assert search_main(["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics", topics,
-                        "--model", "dense", "--output", str(dense_out), "--hits", "5", "--quiet"]) == 0
+                        "--model", "dense", "--output", str(dense_out), "--hits", "5", "--quiet",
+                        "--no-safety-net"]) == 0
     dense_run = read_run(dense_out)
     assert dense_run and all(0 < len(hits) <= 5 for hits in dense_run.values())
 
@@ -184,7 +186,7 @@ def test_search_cli_dense_and_fused_write_each_run(tmp_path, tiny_index, dense_d
     assert search_main(["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics", topics,
                         "--model", "fused", "--fuse", "multifield,dense", "--fusion", "combsum", "--norm", "zscore",
                         "--fusion-weights", "0.7,0.3", "--output", str(fused_out), "--spans", str(spans),
-                        "--hits", "5", "--quiet"]) == 0
+                        "--hits", "5", "--quiet", "--no-safety-net"]) == 0
     parts = [read_run(tmp_path / "fused.multifield.trec"), read_run(tmp_path / "fused.dense.trec")]
     assert parts[1] == dense_run  # the dense component is the same search as --model dense
     expected = fuse_runs(parts, "combsum", [0.7, 0.3], "zscore", k=5)
