@@ -127,19 +127,24 @@ class DenseRetriever(Retriever):
             pending, fetch = still, fetch * 4
         bar.close()
         if sentences is not None:
+            # own document: at most max_doc_passages of the nearest passages are dropped
+            _, nearest = self.index.search_passages(sentences, k + self.index.max_doc_passages)
             for qi, topic in enumerate(topics):
                 run[topic.qid] = self._with_passages(vectors[qi], sentences[qi], run[topic.qid], int(owns[qi]),
-                                                     kinds[qi] or None, k)
+                                                     kinds[qi] or None, k, nearest[qi])
         self.last_timing = {"encode": encoded - started, "search": time.perf_counter() - encoded}
         return run
 
     def _with_passages(self, query: np.ndarray, sentence: np.ndarray, mention_hits: list[Hit], own: int,
-                       kind: int | None, k: int) -> list[Hit]:
-        """Top ``k`` by ``max(best mention, passage_weight * passage vector)`` (see the module docstring)."""
+                       kind: int | None, k: int, nearest: np.ndarray | None = None) -> list[Hit]:
+        """Top ``k`` by ``max(best mention, passage_weight * passage vector)`` (see the module docstring).
+
+        ``nearest``: the passage numbers FAISS found nearest to ``sentence`` (``k + max_doc_passages`` of them).
+        """
         index = self.index
-        # own document: at most max_doc_passages of the nearest passages are dropped
-        _, numbers = index.search_passages(sentence[None, :], k + index.max_doc_passages)
-        numbers = numbers[0][numbers[0] >= 0]
+        if nearest is None:  # own document: at most max_doc_passages of the nearest passages are dropped
+            nearest = index.search_passages(sentence[None, :], k + index.max_doc_passages)[1][0]
+        numbers = nearest[nearest >= 0]
         if own >= 0:
             numbers = numbers[index.passage_doc[numbers] != own]
         numbers = numbers[:k]
