@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from features.arguments import event_arguments
-from features.coref import _linked, _UnionFind, candidate_pairs
+from features.coref import UnionFind, _linked, candidate_pairs
 from features.detect import DOC_VERB_LEMMAS, heuristic_mentions, lemma, rule_mentions
 from features.ner import EntitySpan, _load_spacy, entity_tagger, heuristic_entities
 from features.strings import acronyms, char_trigrams, is_pronoun
@@ -353,7 +353,7 @@ class Annotator:
     def _chains(self, doc: list[Passage], mentions: list[list[Mention]], parses: dict[int, Any]) -> list[list[str]]:
         flat = [(i, j, m) for i, ms in enumerate(mentions) for j, m in enumerate(ms)]
         index = {(i, j): n for n, (i, j, _) in enumerate(flat)}
-        uf = _UnionFind(len(flat))
+        uf = UnionFind(len(flat))
         first_of_chain: dict[str, int] = {}
         use_gold = self.config.gold_chains
         for n, (_, _, m) in enumerate(flat):

@@ -17,7 +17,7 @@ from features.strings import acronyms, head_word, is_pronoun, token_set, tokens
 from hybrid.records import EVENT, Mention
 
 
-class _UnionFind:
+class UnionFind:
     def __init__(self, n: int):
         self.parent = list(range(n))
 
@@ -82,7 +82,7 @@ def candidate_pairs(mentions: list[Mention]) -> list[tuple[int, int]]:
 
 def heuristic_chains(mentions: list[Mention]) -> list[int]:
     """Chain number for every mention of one document (mentions in document order)."""
-    uf = _UnionFind(len(mentions))
+    uf = UnionFind(len(mentions))
     for i, j in candidate_pairs(mentions):
         if _linked(mentions[i], mentions[j]):
             uf.union(i, j)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from features.coref import UnionFind
 from features.strings import FUNCTION_WORDS, PRONOUNS, acronyms, head_word, is_pronoun, tokens
 from hybrid.records import ENTITY, EVENT, Mention
 
@@ -397,22 +398,6 @@ class PairScorer:
         if not (len(features) == mean.shape[0] == scale.shape[0] == w0.shape[0]):
             raise CorefModelError(f"weights for {prefix!r} do not match its {len(features)} features")
         return cls(tuple(features), mean, scale, w0, b0, get("w1"), get("b1"))
-
-
-class UnionFind:
-    def __init__(self, n: int):
-        self.parent = list(range(n))
-
-    def find(self, i: int) -> int:
-        while self.parent[i] != i:
-            self.parent[i] = self.parent[self.parent[i]]
-            i = self.parent[i]
-        return i
-
-    def union(self, i: int, j: int) -> None:
-        a, b = self.find(i), self.find(j)
-        if a != b:
-            self.parent[max(a, b)] = min(a, b)
 
 
 Setting = dict[str, Any]  # {"link": "union" | "antecedent", "threshold": float}
