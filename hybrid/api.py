@@ -137,19 +137,9 @@ def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
     """Give the hits of ``run`` the spans of a spans JSONL (``hybrid.search --spans``); returns how many got one.
 
     A malformed line is an :class:`~hybrid.errors.InputError` naming the file and line."""
-    from hybrid.errors import InputError
-    from hybrid.formats.lines import iter_lines, optional, parse_json_object, require
+    from hybrid.formats.runs import read_spans
 
-    spans: dict[tuple[str, str], tuple[int, int, str | None]] = {}
-    for number, line in iter_lines(path):
-        row = parse_json_object(path, number, line)
-        qid, docid = require(path, number, row, "qid", str), require(path, number, row, "docid", str)
-        start, end = optional(path, number, row, "start", int), optional(path, number, row, "end", int)
-        if start is None and end is None:
-            continue
-        if start is None or end is None or not 0 <= start < end:
-            raise InputError(path, number, f"span [{start}, {end}) is not a character span (0 <= start < end)")
-        spans[qid, docid] = (start, end, optional(path, number, row, "mention", str))
+    spans = read_spans(path)
     given = 0
     for qid, hits in run.items():
         for hit in hits:

@@ -50,20 +50,9 @@ def highlight(text: str, start: int | None, end: int | None, css: str) -> str:
 
 def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int]]:
     """(qid, docid) -> (start, end) from a spans JSONL; a malformed line is an InputError naming it."""
-    from hybrid.errors import InputError
-    from hybrid.formats.lines import iter_lines, optional, parse_json_object, require
+    from hybrid.formats.runs import read_spans as read_span_rows
 
-    spans = {}
-    for number, line in iter_lines(path):
-        row = parse_json_object(path, number, line)
-        qid, docid = require(path, number, row, "qid", str), require(path, number, row, "docid", str)
-        start, end = optional(path, number, row, "start", int), optional(path, number, row, "end", int)
-        if start is None and end is None:
-            continue
-        if start is None or end is None or not 0 <= start < end:
-            raise InputError(path, number, f"span [{start}, {end}) is not a character span (0 <= start < end)")
-        spans[(qid, docid)] = (start, end)
-    return spans
+    return {key: (start, end) for key, (start, end, _) in read_span_rows(path).items()}
 
 
 def delta_plot(deltas: dict[str, float], groups: dict[str, str]) -> str:

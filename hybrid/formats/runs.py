@@ -176,6 +176,25 @@ def read_run_meta(run_path: str | Path, spans_path: str | Path | None = None) ->
     return meta
 
 
+def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int, str | None]]:
+    """(qid, docid) -> (start, end, mention) from a spans JSONL (``hybrid.search --spans``); rows without a
+    span are skipped; a malformed line is an InputError naming the file and line."""
+    from hybrid.errors import InputError
+    from hybrid.formats.lines import iter_lines, optional, parse_json_object, require
+
+    spans: dict[tuple[str, str], tuple[int, int, str | None]] = {}
+    for number, line in iter_lines(path):
+        row = parse_json_object(path, number, line)
+        qid, docid = require(path, number, row, "qid", str), require(path, number, row, "docid", str)
+        start, end = optional(path, number, row, "start", int), optional(path, number, row, "end", int)
+        if start is None and end is None:
+            continue
+        if start is None or end is None or not 0 <= start < end:
+            raise InputError(path, number, f"span [{start}, {end}) is not a character span (0 <= start < end)")
+        spans[qid, docid] = (start, end, optional(path, number, row, "mention", str))
+    return spans
+
+
 def read_run(path: str | Path) -> Run:
     """Read a TREC run; an empty file is an empty run (no query has results)."""
     path = Path(path)
