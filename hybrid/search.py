@@ -92,9 +92,12 @@ def parser() -> argparse.ArgumentParser:
                                          "index uses its shards' dense parts)")
     p.add_argument("--encoder", help="dense/fused: query encoder (default: the one the dense index records)")
     p.add_argument("--dense-passage-weight", type=non_negative_float, default=None,
-                   help="dense/fused: a passage scores max(best mention, W * cosine of the unmarked query sentence "
-                        "and its passage vector), where the dense index has passage vectors (default: "
-                        "hybrid.retrieval.dense.PASSAGE_WEIGHT; 0 = mention vectors only)")
+                   help="dense/fused: a passage scores best mention + W * cosine of the unmarked query sentence "
+                        "and its passage vector (or the max of the two, --dense-combine max), where the dense index "
+                        "has passage vectors (default: hybrid.retrieval.dense.PASSAGE_WEIGHT; 0 = mention vectors "
+                        "only)")
+    p.add_argument("--dense-combine", choices=("sum", "max"), default=None,
+                   help="dense/fused: how the mention and passage-vector scores combine (default: sum)")
     p.add_argument("--device", help="dense/fused: torch device (default: cuda when available, else cpu)")
     p.add_argument("--fuse", default="multifield,dense",
                    help=f"fused: the models to fuse, comma separated, from {', '.join(COMPONENTS)}")
@@ -168,6 +171,8 @@ def build_dense(args: argparse.Namespace, index):
         raise InputError(path, None, "no dense index here: give --dense-index (built by python -m hybrid.index_dense)")
     if args.dense_passage_weight is not None:
         options["passage_weight"] = args.dense_passage_weight
+    if args.dense_combine is not None:
+        options["combine"] = args.dense_combine
     return DenseRetriever(path, args.encoder, **options)
 
 

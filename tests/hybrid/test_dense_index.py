@@ -57,13 +57,15 @@ def test_one_vector_per_candidate_mention(dense_dir, sparse_index, encoder):
             assert any((r.start, r.end) == (start, end) for r in sparse_index.mention_records(pid))
 
 
-def test_query_finds_the_identical_mention_and_keeps_its_span(dense_dir, encoder, sparse_index):
-    retriever = DenseRetriever(dense_dir, encoder, k=5, same_kind=False)
+@pytest.mark.parametrize("options, score", [({"passage_weight": 0}, 1.0), ({"combine": "max"}, 1.0),
+                                             ({}, 2.0)])  # the default, sum: identical mention + identical sentence
+def test_query_finds_the_identical_mention_and_keeps_its_span(dense_dir, encoder, sparse_index, options, score):
+    retriever = DenseRetriever(dense_dir, encoder, k=5, same_kind=False, **options)
     text = sparse_index.passage_text("b2:0")
     topic = Topic("q", text, 0, 9, doc_id="someone-else")  # "Tara Reid" of b2:0, from another document
     (top, *_) = retriever.search([topic], 5)["q"]
     assert top.docid == "b2:0" and (top.mention_start, top.mention_end) == (0, 9)
-    assert top.score == pytest.approx(1.0, abs=1e-4)
+    assert top.score == pytest.approx(score, abs=1e-4)
     assert top.mention_id == "b2:0#0-9"
 
 
@@ -280,7 +282,12 @@ def test_a_passage_without_mention_records_is_found_by_its_passage_vector(lonely
     assert index.rows[index.rows_of_passage(index.passage_number["c:1"]), 1].tolist() == [-1]  # span-less row only
     text = LONELY[2]["text"]
     topic = Topic("q", text, 4, 14, doc_id="someone-else", kind="event")  # the sentence of c:1, from elsewhere
-    retriever = DenseRetriever(dense, encoder, k=3, passage_weight=1.0)
+    default = DenseRetriever(dense, encoder, k=5)  # sum: its span-less row + its passage vector (1.0)
+    found = {h.docid: h for h in default.search([topic], 5)["q"]}
+    row = index.rows_of_passage(index.passage_number["c:1"])
+    query = default.encoder.encode_queries([topic])[0]
+    assert found["c:1"].score == pytest.approx(1.0 + index.exact_scores(query, row)[0], abs=1e-4)
+    retriever = DenseRetriever(dense, encoder, k=3, passage_weight=1.0, combine="max")
     assert retriever.uses_passage_vectors
     (top, *_) = retriever.search([topic], 3)["q"]
     assert top.docid == "c:1" and top.score == pytest.approx(1.0, abs=1e-4)  # the query sentence is the passage
@@ -303,7 +310,7 @@ def test_passage_scores_are_the_max_of_mention_and_weighted_passage(dense_dir, e
     topics = [Topic("q", "Lindsay Lohan checked into a rehab clinic in Utah.", 0, 13, doc_id="c3", kind="entity"),
               Topic("r", "Rescue workers searched the rubble for survivors.", 0, 14, kind="event")]
     for weight in (0.3, 1.0, 2.5):
-        retriever = DenseRetriever(dense_dir, encoder, k=4, passage_weight=weight)
+        retriever = DenseRetriever(dense_dir, encoder, k=4, passage_weight=weight, combine="max")
         run = retriever.search(topics, 4)
         queries = retriever.encoder.encode_queries(topics)
         sentences = retriever.encoder.encode_texts([t.text for t in topics], "query")
