@@ -68,7 +68,9 @@ def searched(engine, ray_sharded, sample_single, sample_topics, tiny_encoder):
     sharded = open_index(ray_sharded, engine=engine)
     assert len(sharded.groups) == 3  # one actor per shard
     topics = read_topics(sample_topics, resolve=single.passage_text)[::2]
-    dense = (DenseRetriever(sample_single / "dense", encoder=encoder), ShardedDense(sharded, encoder=encoder))
+    # Sharded dense search scores mention vectors only (no passage vectors across shards yet).
+    dense = (DenseRetriever(sample_single / "dense", encoder=encoder, passage_weight=0.0),
+             ShardedDense(sharded, encoder=encoder))
     return single, sharded, topics, dense
 
 
