@@ -31,6 +31,7 @@ from features.annotate import FIELDS, AnnotationConfig, Annotator, MentionRecord
 from hybrid.atomic import atomic_directory, remove_stale_builds
 from hybrid.formats.corpus import read_corpus
 from hybrid.formats.lines import SkipReport
+from hybrid.formats.runs import sha256_file
 from hybrid.records import Passage
 
 log = logging.getLogger(__name__)
@@ -84,12 +85,8 @@ def versions() -> dict[str, str]:
     return out
 
 
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+#: The file hash of every artifact (runs, corpora, model files): one implementation, in the ground layer.
+file_sha256 = sha256_file
 
 
 def _passage_json(passage: Passage, records: list[MentionRecord]) -> dict:
