@@ -20,7 +20,6 @@ Gold fine types (``Mention.tag``) are not used: detected mentions have none.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ import numpy as np
 
 from features.coref import UnionFind
 from features.strings import FUNCTION_WORDS, PRONOUNS, acronyms, head_word, is_pronoun, tokens
+from hybrid.formats.runs import sha256_file
 from hybrid.records import ENTITY, EVENT, Mention
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -447,8 +447,6 @@ def per_mention(mentions: Sequence[Mention], settings: dict[str, Setting]) -> tu
     return [float(x["threshold"]) for x in out], [str(x["link"]) for x in out]
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def config_path(weights: Path) -> Path:
@@ -481,7 +479,7 @@ class LearnedChainLinker:
             config = json.loads(cfg_file.read_text())
         except json.JSONDecodeError as exc:
             raise CorefModelError(f"coreference model config {cfg_file} is not valid JSON: {exc}") from exc
-        digest = _sha256(weights)
+        digest = sha256_file(weights)
         if digest != config.get("weights_sha256"):
             raise CorefModelError(
                 f"coreference model weights {weights} do not match the sha256 recorded in {cfg_file.name} "
@@ -515,7 +513,7 @@ class LearnedChainLinker:
             "doc_features": list(self.doc.features) if self.doc is not None else [],
             "settings": self.settings,
             "weights_file": weights.name,
-            "weights_sha256": _sha256(weights),
+            "weights_sha256": sha256_file(weights),
         }
         self.config = config
         config_path(weights).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")

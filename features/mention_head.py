@@ -30,7 +30,6 @@ pipeline, the training data hash, seed and dev scores.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hybrid.formats.runs import sha256_file
 from hybrid.records import ENTITY, EVENT, KINDS, Mention
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -319,12 +319,6 @@ def _one_blas_thread():
 
 
 # -- the detector ----------------------------------------------------------------------------------
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def config_path(weights_path: str | Path) -> Path:
@@ -380,7 +374,7 @@ class LearnedMentionDetector:
         except (OSError, ValueError) as exc:
             raise MentionHeadError(f"mention head config {cpath} is unreadable: {exc}") from exc
         expected = config.get("weights_sha256")
-        actual = _sha256(wpath)
+        actual = sha256_file(wpath)
         if not expected or actual != expected:
             raise MentionHeadError(
                 f"mention head weights {wpath} do not match their config {cpath.name}: sha256 {actual} != "

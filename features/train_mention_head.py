@@ -30,7 +30,6 @@ from features.mention_head import (
     FEATURES,
     SPACY_MODEL,
     LearnedMentionDetector,
-    _sha256,
     bio_targets,
     config_path,
     detection_scores,
@@ -38,6 +37,7 @@ from features.mention_head import (
     token_features,
     union,
 )
+from hybrid.formats.runs import sha256_file
 from hybrid.records import KINDS, Mention
 
 log = logging.getLogger("features.train_mention_head")
@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # one metadata key: safetensors writes its metadata map in hash order, so two keys make the bytes vary
     save_file(weights, str(out), metadata={"format": f"features.mention_head/1 {SPACY_MODEL}"})
-    config["weights_sha256"] = _sha256(out)
+    config["weights_sha256"] = sha256_file(out)
     config_path(out).write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
     log.info("wrote %s (%d bytes) and %s", out, out.stat().st_size, config_path(out).name)
     return 0
