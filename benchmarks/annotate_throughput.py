@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from features.annotate import AnnotationConfig, Annotator
-from hybrid.formats.corpus import read_corpus
+from hybrid.core.formats.corpus import read_corpus
 from indexes.lucene import IndexConfig, build_index
 
 

@@ -45,8 +45,8 @@ def main() -> None:
     p.add_argument("--output", help="write the measurements as JSON here")
     args = p.parse_args()
 
+    from hybrid.core.formats.qrels import read_qrels
     from hybrid.evaluation import evaluate
-    from hybrid.formats.qrels import read_qrels
     from hybrid.retrieval.bm25f import BM25F
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
     from hybrid.retrieval.sparse_index import open_for_timing
@@ -144,7 +144,7 @@ def main() -> None:
     for name, s in seconds.items():
         print(f"| {name} | {s:.2f} | {n / s:.1f} | {s / raw1:.2f}x |")
     if args.output:
-        from hybrid.atomic import atomic_write
+        from hybrid.core.atomic import atomic_write
 
         with atomic_write(args.output) as out:
             out.write(json.dumps(result, indent=2, default=str) + "\n")

@@ -59,13 +59,13 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     faiss.omp_set_num_threads(args.threads)
-    from hybrid.jvm import start_jvm
+    from hybrid.core.jvm import start_jvm
 
     start_jvm()
+    from hybrid.core.formats.qrels import read_qrels
+    from hybrid.core.formats.runs import write_run
+    from hybrid.core.formats.topics import read_topics
     from hybrid.evaluation import evaluate
-    from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.runs import write_run
-    from hybrid.formats.topics import read_topics
     from hybrid.fusion import fuse_runs, tune_weights
     from hybrid.retrieval.dense import DenseRetriever
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25

@@ -49,11 +49,11 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     faiss.omp_set_num_threads(args.threads)
+    from hybrid.core.formats.qrels import read_qrels
+    from hybrid.core.formats.runs import write_run
+    from hybrid.core.formats.topics import read_topics
+    from hybrid.core.records import Hit
     from hybrid.evaluation import evaluate
-    from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.runs import write_run
-    from hybrid.formats.topics import read_topics
-    from hybrid.records import Hit
     from hybrid.retrieval.dense import DenseRetriever, best_mention_of_passages
     from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.faiss_index import KIND_CODES

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from features.annotate import AnnotationConfig, Annotator, make_detector
 from features.detect import DOC_VERB_LEMMAS, lemma, rule_mentions
-from hybrid.records import ENTITY, EVENT
+from hybrid.core.records import ENTITY, EVENT
 
 KINDS = (EVENT, ENTITY)
 

@@ -8,7 +8,7 @@ dropped, misspelt or added, offsets moved), then read by the real parser. Outcom
 * ``ok``: parsed; the result must satisfy the format's invariants (offsets inside the text and
   matching the mention, one clean mention per topic, ids without whitespace, finite scores, runs
   that round-trip through write_run);
-* ``rejected``: :class:`~hybrid.errors.InputError` naming the file;
+* ``rejected``: :class:`~hybrid.core.errors.InputError` naming the file;
 * ``crash``: anything else (or a broken invariant) - a bug.
 
 Usage::
@@ -32,12 +32,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hybrid.errors import InputError
-from hybrid.formats.config import load_config
-from hybrid.formats.corpus import read_corpus
-from hybrid.formats.qrels import read_qrels
-from hybrid.formats.runs import read_run, write_run
-from hybrid.formats.topics import CLOSE, OPEN, read_topics
+from hybrid.core.errors import InputError
+from hybrid.core.formats.config import load_config
+from hybrid.core.formats.corpus import read_corpus
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import read_run, write_run
+from hybrid.core.formats.topics import CLOSE, OPEN, read_topics
 
 PASSAGES = {"a:0": "Tara Reid entered rehab on Tuesday.", "b:1": "The quake hit Yushu."}
 

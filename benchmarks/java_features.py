@@ -35,7 +35,7 @@ def main() -> None:
     args = p.parse_args()
 
     from features.sparse_features import SparseFeatureExtractor
-    from hybrid.java import FEATURES
+    from hybrid.core.java import FEATURES
     from hybrid.java_explain import LuceneExplainer
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
     from hybrid.retrieval.sparse_index import open_for_timing
@@ -100,7 +100,7 @@ def main() -> None:
     }
     print(json.dumps(result, indent=2))
     if args.output:
-        from hybrid.atomic import atomic_write
+        from hybrid.core.atomic import atomic_write
 
         with atomic_write(args.output) as out:
             out.write(json.dumps(result, indent=2) + "\n")

@@ -68,7 +68,7 @@ def first_stage(index, topics, split: str, cache: Path, progress: bool = True):
     """
     import hashlib
 
-    from hybrid.formats.runs import write_run
+    from hybrid.core.formats.runs import write_run
     from hybrid.retrieval.sparse import DEFAULT_CLAUSES, MultiFieldBM25
     from ltr.runio import read_first_stage
 
@@ -126,8 +126,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     from features.pairs.resources import IndexResources
-    from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.qrels import read_qrels
+    from hybrid.core.formats.topics import read_topics
     from hybrid.retrieval.sparse import PassageBM25
     from hybrid.retrieval.sparse_index import SparseIndex
     from ltr.ablation import ablate, format_ablation
@@ -352,7 +352,7 @@ def main(argv=None) -> int:
     for g, (nat, perm) in sorted(group_totals(imp_rows).items(), key=lambda kv: -kv[1][0]):
         out.append(f"| {g} | {nat:.4f} | {perm:+.4f} |")
     out.append(f"\nModel saved (for reuse) at `{model_dir}`; fingerprint {main_model.fingerprint[:12]}.\n")
-    from hybrid.atomic import atomic_write
+    from hybrid.core.atomic import atomic_write
 
     with atomic_write(args.output) as handle:
         handle.write("\n".join(out) + "\n")

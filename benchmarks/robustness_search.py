@@ -28,8 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
 
-    from hybrid.formats.topics import read_topics
-    from hybrid.java import available
+    from hybrid.core.formats.topics import read_topics
+    from hybrid.core.java import available
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
     from hybrid.retrieval.sparse_index import SparseIndex
 

@@ -347,8 +347,8 @@ def search_worker(args: argparse.Namespace) -> int:
     """In the monitored child: open the index, search the batch, then single queries for latency."""
     import statistics
 
-    from hybrid.formats.runs import write_run
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.runs import write_run
+    from hybrid.core.formats.topics import read_topics
     from hybrid.scale.sharded_search import open_index
     from hybrid.search import build_retriever
     from hybrid.search import parser as search_parser

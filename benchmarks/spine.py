@@ -16,8 +16,8 @@ import json
 import platform
 import time
 
+from hybrid.core.formats import read_qrels, read_topics
 from hybrid.evaluation import evaluate
-from hybrid.formats import read_qrels, read_topics
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from hybrid.retrieval.sparse_index import SparseIndex
 

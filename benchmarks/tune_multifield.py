@@ -9,8 +9,8 @@ import argparse
 import json
 import random
 
+from hybrid.core.formats import read_qrels, read_topics
 from hybrid.evaluation import evaluate
-from hybrid.formats import read_qrels, read_topics
 from hybrid.retrieval.sparse import Clause, MultiFieldBM25, parse_clauses
 from hybrid.retrieval.sparse_index import SparseIndex
 

@@ -34,7 +34,7 @@ from features.coref import UnionFind, _linked, candidate_pairs
 from features.detect import DOC_VERB_LEMMAS, heuristic_mentions, lemma, rule_mentions
 from features.ner import EntitySpan, _load_spacy, entity_tagger, heuristic_entities
 from features.strings import acronyms, char_trigrams, is_pronoun
-from hybrid.records import ENTITY, EVENT, Mention, Passage, Topic
+from hybrid.core.records import ENTITY, EVENT, Mention, Passage, Topic
 
 FIELDS = ("mention", "ner", "context", "coref", "trigrams", "acronym", "type")
 #: The default spaCy pipeline (Explosion's en_core_web_sm 3.8.0, installed from PyPI as a dependency).

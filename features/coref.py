@@ -14,7 +14,7 @@ Pronouns are never linked by the heuristic (it cannot resolve them).
 from __future__ import annotations
 
 from features.strings import acronyms, head_word, is_pronoun, token_set, tokens
-from hybrid.records import EVENT, Mention
+from hybrid.core.records import EVENT, Mention
 
 
 class UnionFind:

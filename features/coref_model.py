@@ -30,8 +30,8 @@ import numpy as np
 
 from features.coref import UnionFind
 from features.strings import FUNCTION_WORDS, PRONOUNS, acronyms, head_word, is_pronoun, tokens
-from hybrid.formats.runs import sha256_file
-from hybrid.records import ENTITY, EVENT, Mention
+from hybrid.core.formats.runs import sha256_file
+from hybrid.core.records import ENTITY, EVENT, Mention
 
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.tokens import Doc

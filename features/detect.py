@@ -16,7 +16,7 @@ import re
 
 from features.ner import EntitySpan
 from features.strings import FUNCTION_WORDS, PRONOUNS
-from hybrid.records import ENTITY, EVENT, Mention
+from hybrid.core.records import ENTITY, EVENT, Mention
 
 EVENT_LEXICON = frozenset(
     """attack attacks attacked bomb bombing bombed blast explosion exploded shooting shot shoot kill

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from features.mention_head import SPACY_MODEL, LearnedMentionDetector, detection_scores, union
 from features.train_mention_head import _mentions, read_curated
-from hybrid.records import KINDS
+from hybrid.core.records import KINDS
 
 
 def _machine() -> str:

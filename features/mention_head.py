@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hybrid.formats.runs import sha256_file
-from hybrid.records import ENTITY, EVENT, KINDS, Mention
+from hybrid.core.formats.runs import sha256_file
+from hybrid.core.records import ENTITY, EVENT, KINDS, Mention
 
 if TYPE_CHECKING:  # pragma: no cover
     import spacy.tokens

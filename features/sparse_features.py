@@ -7,7 +7,7 @@ query's coreference chain against candidates' mention strings; a bare ``"ner"`` 
 (``"sentence"`` alone goes to ``context``).
 
 Feature names are stable: ``"<source>:<field>:<feature>"`` for each channel, in channel order, with the
-features of :data:`hybrid.java.FEATURES` in this order (definitions in ``FeatureExtractor.java``):
+features of :data:`hybrid.core.java.FEATURES` in this order (definitions in ``FeatureExtractor.java``):
 
 ==========  ===================================================================================
 bm25        sum over distinct query terms of BM25(t, d) x qtf(t): Lucene's scorer, same k1/b as search
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from features.annotate import FIELDS, MentionRecord
-from hybrid.errors import ConfigError
-from hybrid.records import Run, Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Run, Topic
 from hybrid.retrieval.sparse import QUERY_SOURCES, query_source_text
 from hybrid.retrieval.sparse_index import SparseIndex
 from indexes.lucene import MENTIONS
@@ -82,7 +82,7 @@ def parse_channels(spec: str | Sequence[str]) -> list[Channel]:
 
 
 def feature_names(channels: Sequence[Channel]) -> list[str]:
-    from hybrid.java import FEATURES
+    from hybrid.core.java import FEATURES
 
     return [f"{c.name}:{f}" for c in channels for f in FEATURES]
 
@@ -92,7 +92,7 @@ class SparseFeatureExtractor:
 
     def __init__(self, index: SparseIndex, channels: str | Sequence[str] = DEFAULT_CHANNELS, k1: float = 0.9,
                  b: float = 0.4, mu: float = 1000.0, threads: int = 1):
-        from hybrid.java import FeatureBatch
+        from hybrid.core.java import FeatureBatch
 
         self.index, self.channels, self.threads = index, parse_channels(channels), threads
         self.k1, self.b, self.mu = k1, b, mu

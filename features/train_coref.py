@@ -42,7 +42,7 @@ from features.coref_model import (
     per_mention,
 )
 from features.strings import is_pronoun
-from hybrid.records import ENTITY, EVENT, KINDS, Mention
+from hybrid.core.records import ENTITY, EVENT, KINDS, Mention
 
 THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.1, 0.91, 0.05))
 LINKS = ("union", "antecedent")

@@ -37,8 +37,8 @@ from features.mention_head import (
     token_features,
     union,
 )
-from hybrid.formats.runs import sha256_file
-from hybrid.records import KINDS, Mention
+from hybrid.core.formats.runs import sha256_file
+from hybrid.core.records import KINDS, Mention
 
 log = logging.getLogger("features.train_mention_head")
 WORD_FEATURES = ("lower", "lemma")

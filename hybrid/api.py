@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hybrid.records import Hit, Topic
+from hybrid.core.records import Hit, Topic
 
 SAMPLE = "sample"
 #: The measures ``python -m hybrid.search --qrels`` prints.
@@ -40,12 +40,12 @@ class Run(dict):
     """A ranked result set ``{qid: [Hit, ...]}`` (best first), as every stage returns, plus conversions.
 
     It is a plain ``dict`` underneath, so it goes wherever the engine takes a run (rerankers, fusion,
-    :func:`hybrid.formats.runs.write_run`). ``topics`` are the topics it answers (for kinds), when known.
+    :func:`hybrid.core.formats.runs.write_run`). ``topics`` are the topics it answers (for kinds), when known.
     """
 
     def __init__(self, hits: Mapping[str, list[Hit]] | None = None, topics: list[Topic] | None = None,
                  name: str | None = None):
-        from hybrid.formats.runs import sorted_hits
+        from hybrid.core.formats.runs import sorted_hits
 
         super().__init__({qid: sorted_hits(list(h)) for qid, h in (hits or {}).items()})
         self.topics = list(topics) if topics is not None else None
@@ -102,7 +102,7 @@ class Run(dict):
     @classmethod
     def read(cls, path: str | Path, spans: str | Path | None = None) -> Run:
         """Read a TREC run (and its spans JSONL, when given)."""
-        from hybrid.formats.runs import read_run
+        from hybrid.core.formats.runs import read_run
 
         run = cls(read_run(path), name=Path(path).stem)
         if spans is not None:
@@ -112,8 +112,8 @@ class Run(dict):
     def write(self, path: str | Path, spans: str | Path | None = None, tag: str | None = None,
               meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Publish the run (+ spans JSONL) and its ``.meta.json`` like the CLIs do; returns the meta."""
-        from hybrid.formats.runs import write_run_set
-        from hybrid.provenance import code_version
+        from hybrid.core.formats.runs import write_run_set
+        from hybrid.core.provenance import code_version
 
         record = {"model": self.name, "queries": len(self), "written_by": "hybrid.api", "code": code_version()}
         record.update(meta or {})
@@ -136,8 +136,8 @@ def _missing(value: Any) -> bool:
 def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
     """Give the hits of ``run`` the spans of a spans JSONL (``hybrid.search --spans``); returns how many got one.
 
-    A malformed line is an :class:`~hybrid.errors.InputError` naming the file and line."""
-    from hybrid.formats.runs import read_spans
+    A malformed line is an :class:`~hybrid.core.errors.InputError` naming the file and line."""
+    from hybrid.core.formats.runs import read_spans
 
     spans = read_spans(path)
     given = 0
@@ -181,7 +181,7 @@ def topics(source: str | Path | Iterable[Topic] = SAMPLE, index=None) -> list[To
     point into the corpus (``passage_id`` + offsets) and recognises a TSV topic's own document."""
     if not isinstance(source, str | Path):
         return list(source)
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.topics import read_topics
 
     resolve = index.passage_text if index is not None else None
     return read_topics(sample_path("topics", source), resolve=resolve)
@@ -191,7 +191,7 @@ def qrels(source: str | Path | Mapping = SAMPLE) -> dict[str, dict[str, int]]:
     """Qrels ``{qid: {docno: relevance}}`` from a TREC qrels file or ``"sample"`` (a dict is returned as it is)."""
     if isinstance(source, Mapping):
         return dict(source)
-    from hybrid.formats.qrels import read_qrels
+    from hybrid.core.formats.qrels import read_qrels
 
     return read_qrels(sample_path("qrels", source))
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from hybrid.errors import ConfigError, IndexMissingError, InputError
+from hybrid.core.errors import ConfigError, IndexMissingError, InputError
 
 
 def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:

@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 
 from hybrid.cli_common import make_parser, run_cli
-from hybrid.errors import InputError
+from hybrid.core.errors import InputError
+from hybrid.core.formats.consistency import compare_query_ids, topic_query_ids
+from hybrid.core.formats.lines import iter_lines, parse_json_object
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import read_run
 from hybrid.evaluation import DEFAULT_MEASURES, evaluate, parse_measures, per_query
-from hybrid.formats.consistency import compare_query_ids, topic_query_ids
-from hybrid.formats.lines import iter_lines, parse_json_object
-from hybrid.formats.qrels import read_qrels
-from hybrid.formats.runs import read_run
 
 
 def kinds_from_topics(path: str | Path) -> dict[str, str]:

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Mapping
 import ir_measures
 from ir_measures import parse_measure
 
-from hybrid.errors import InputError
-from hybrid.formats.qrels import Qrels
-from hybrid.records import Run
+from hybrid.core.errors import InputError
+from hybrid.core.formats.qrels import Qrels
+from hybrid.core.records import Run
 
 DEFAULT_MEASURES = ("RR@10", "AP@10", "AP@50", "AP@100", "R@10", "R@50", "R@100", "R@500", "nDCG@10", "infAP",
                     "Judged@10")

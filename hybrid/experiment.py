@@ -19,10 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from hybrid.atomic import atomic_write
 from hybrid.cli_common import make_parser, positive_int, run_cli
+from hybrid.core.atomic import atomic_write
+from hybrid.core.records import Run, Topic
 from hybrid.evaluation import per_query
-from hybrid.records import Run, Topic
 from hybrid.significance import holm, paired_test
 
 DEFAULT_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
@@ -121,15 +121,14 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from hybrid.errors import ConfigError
-    from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.runs import write_run_set
-    from hybrid.formats.topics import read_topics
-    from hybrid.provenance import code_version, inputs
+    from hybrid.core.errors import ConfigError
+    from hybrid.core.formats.qrels import read_qrels
+    from hybrid.core.formats.runs import write_run_set
+    from hybrid.core.formats.topics import read_topics
+    from hybrid.core.provenance import code_version, inputs, versions
     from hybrid.recipes import Context, load_recipe
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.sample import sample_index, sample_paths
-    from indexes.lucene import versions
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from hybrid.cli_common import make_parser, positive_int, run_cli
-from hybrid.records import Hit, Run, Topic
+from hybrid.core.records import Hit, Run, Topic
 
 VARIANTS = ("bm25", "multifield", "dense-adhoc", "dense-tuned")
 KIND_CODES = {None: 0, "event": 1, "entity": 2}
@@ -355,10 +355,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     import torch
 
-    from hybrid.atomic import atomic_write
-    from hybrid.errors import ConfigError
-    from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.atomic import atomic_write
+    from hybrid.core.errors import ConfigError
+    from hybrid.core.formats.qrels import read_qrels
+    from hybrid.core.formats.topics import read_topics
     from hybrid.retrieval.sparse_index import SparseIndex
 
     torch.set_num_threads(1)  # tiny per-query models: one thread is several times faster on a shared CPU

@@ -28,8 +28,8 @@ import sys
 from pathlib import Path
 
 from hybrid.cli_common import make_parser, non_negative_int, output_file, positive_int, run_cli, run_tag
-from hybrid.errors import InputError
-from hybrid.records import Run
+from hybrid.core.errors import InputError
+from hybrid.core.records import Run
 
 NO_SPANS = "-"
 
@@ -124,7 +124,7 @@ def check_arguments(args: argparse.Namespace) -> list[str | None]:
 def read_inputs(runs: list[str], spans: list[str | None], depth: int | None) -> list[Run]:
     """Each run (cut to ``depth``), its hits given the spans of its spans file (checked against the run's meta)."""
     from hybrid.api import attach_spans
-    from hybrid.formats.runs import read_run, read_run_meta
+    from hybrid.core.formats.runs import read_run, read_run_meta
 
     out = []
     for path, spans_path in zip(runs, spans, strict=True):
@@ -141,7 +141,7 @@ def read_inputs(runs: list[str], spans: list[str | None], depth: int | None) -> 
 
 def check_spans_belong(run: Run, run_path: str, spans_path: str) -> None:
     """A spans row for a (qid, docid) the run does not have means the files were mixed up."""
-    from hybrid.formats.lines import iter_lines, parse_json_object, require
+    from hybrid.core.formats.lines import iter_lines, parse_json_object, require
 
     hits = {(qid, h.docid) for qid, found in run.items() for h in found}
     for number, line in iter_lines(spans_path):
@@ -184,10 +184,10 @@ def main(argv: list[str] | None = None) -> int:
             simplex_grid(len(args.runs), args.step)
         except ValueError as error:
             raise InputError(None, None, f"--step: {error}") from None
-    from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.runs import sha256_file, write_run_set
+    from hybrid.core.formats.qrels import read_qrels
+    from hybrid.core.formats.runs import sha256_file, write_run_set
+    from hybrid.core.provenance import code_version
     from hybrid.fusion import fuse_runs, tune_weights
-    from hybrid.provenance import code_version
 
     runs = read_inputs(args.runs, spans, args.depth)
     qrels = read_qrels(args.qrels) if args.qrels else None

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     config = IndexConfig(corpus=args.corpus, annotation=annotation, threads=args.threads)
     if args.dense_encoder and not args.shards:
-        from hybrid.errors import InputError
+        from hybrid.core.errors import InputError
 
         raise InputError(None, None, "--dense-encoder needs --shards (one index: python -m hybrid.index_dense)")
     if args.shards:

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from hybrid.cli_common import make_parser, positive_int, run_cli, unit_float
-from hybrid.errors import InputError
+from hybrid.core.errors import InputError
 
 
 def parser() -> argparse.ArgumentParser:

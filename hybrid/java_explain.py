@@ -1,6 +1,6 @@
 """Per-pair BM25 through Lucene's ``IndexSearcher.explain`` over pyjnius: the slow reference path.
 
-The batch feature extractor (:class:`hybrid.java.FeatureBatch`) must agree with this to 1e-4, and its
+The batch feature extractor (:class:`hybrid.core.java.FeatureBatch`) must agree with this to 1e-4, and its
 speed is reported against it; both the test of that agreement and ``benchmarks/java_features.py`` use
 this one implementation so they measure the same thing. One JNI round trip per (query, document) pair
 is exactly the cost the Java extension removes - do not use this on a hot path.

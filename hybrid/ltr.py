@@ -44,7 +44,7 @@ from hybrid.cli_common import (
     run_cli,
     run_tag,
 )
-from hybrid.errors import ConfigError, InputError
+from hybrid.core.errors import ConfigError, InputError
 
 log = logging.getLogger("hybrid.ltr")
 DEFAULT_FEATURESET = Path(__file__).resolve().parent.parent / "ltr" / "configs" / "default.toml"
@@ -148,8 +148,8 @@ class Inputs:
     """Topics + first-stage run (+ qrels) of one split, read once."""
 
     def __init__(self, args: argparse.Namespace, index, prefix: str = ""):
-        from hybrid.formats.qrels import read_qrels
-        from hybrid.formats.topics import read_topics
+        from hybrid.core.formats.qrels import read_qrels
+        from hybrid.core.formats.topics import read_topics
         from ltr.runio import read_first_stage
 
         get = lambda name: getattr(args, f"{prefix}_{name}" if prefix else name, None)  # noqa: E731
@@ -276,8 +276,8 @@ def _importance(model, matrix, qrels, png: str | None, top: int, seed: int, repe
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
-    from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.runs import write_run_set
+    from hybrid.core.formats.qrels import read_qrels
+    from hybrid.core.formats.runs import write_run_set
     from ltr.featureset import load_featureset
     from ltr.model import TrainedModel
     from ltr.pipeline import LtrReranker
@@ -309,7 +309,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
 
 def cmd_ablate(args: argparse.Namespace) -> int:
-    from hybrid.atomic import atomic_write
+    from hybrid.core.atomic import atomic_write
     from ltr.ablation import ablate, format_ablation
     from ltr.cv import topic_of
     from ltr.featureset import load_featureset

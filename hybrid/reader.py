@@ -32,7 +32,7 @@ from hybrid.cli_common import (
     run_cli,
     run_tag,
 )
-from hybrid.errors import InputError
+from hybrid.core.errors import InputError
 
 RETRIEVERS = ("multifield", "bm25")
 
@@ -107,9 +107,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def build_pool(args: argparse.Namespace) -> None:
+    from hybrid.core.provenance import versions
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
     from hybrid.retrieval.sparse_index import SparseIndex
-    from indexes.lucene import versions
     from ltr.reader.data import build_training_queries, read_labelled_corpus, write_pool
 
     missing = [name for name in ("index", "corpus", "queries") if not getattr(args, name)]
@@ -154,10 +154,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
-    from hybrid.formats.runs import read_run, write_run_set
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.runs import read_run, write_run_set
+    from hybrid.core.formats.topics import read_topics
+    from hybrid.core.provenance import versions
     from hybrid.retrieval.sparse_index import SparseIndex
-    from indexes.lucene import versions
     from ltr.reader.context import LeadContext
     from ltr.reader.infer import rerank_run, write_spans
     from ltr.reader.stage import index_mention_spans
@@ -198,9 +198,9 @@ def cmd_rerank(args: argparse.Namespace) -> int:
                             versions=versions()))
     print(json.dumps(meta), file=sys.stderr)
     if args.qrels:
+        from hybrid.core.formats.qrels import read_qrels
         from hybrid.eval import format_table
         from hybrid.evaluation import evaluate
-        from hybrid.formats.qrels import read_qrels
 
         qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in run}
         groups = {t.qid: t.kind for t in topics if t.kind}

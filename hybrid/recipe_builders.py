@@ -99,7 +99,7 @@ _building = threading.local()
 
 def build_named(name: Any, context: Context, source: RecipeSource, key: str) -> Stage:
     """The stage of another recipe, by name or path (built once per context; cycles are errors)."""
-    from hybrid.errors import ConfigError
+    from hybrid.core.errors import ConfigError
     from hybrid.recipes import load_recipe
 
     if not isinstance(name, str) or not name:
@@ -137,7 +137,7 @@ def _config_errors(source: RecipeSource, key: str, prefix: str = ""):
     after ``prefix`` (which names the setting when the key's line holds several)."""
     from contextlib import contextmanager
 
-    from hybrid.errors import ConfigError
+    from hybrid.core.errors import ConfigError
 
     @contextmanager
     def wrap():

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from hybrid.cli_common import make_parser, positive_int, run_cli
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
 
 log = logging.getLogger("hybrid.recipe_train")
 
@@ -107,8 +107,8 @@ def train_recipe(recipe, context, topics: list, qrels, seed: int = 0, max_querie
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.qrels import read_qrels
+    from hybrid.core.formats.topics import read_topics
     from hybrid.recipes import Context, load_recipe
     from hybrid.retrieval.sparse_index import SparseIndex
 

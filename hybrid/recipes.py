@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hybrid.errors import ConfigError
-from hybrid.formats.config import read_config_text
+from hybrid.core.errors import ConfigError
+from hybrid.core.formats.config import read_config_text
 from hybrid.retrieval.base import Stage
 
 RECIPE_DIR = Path(__file__).resolve().parent / "configs" / "recipes"

@@ -22,8 +22,8 @@ import tomllib
 from pathlib import Path
 
 from hybrid.cli_common import make_parser, run_cli
-from hybrid.errors import ConfigError
-from hybrid.formats.config import read_config_text
+from hybrid.core.errors import ConfigError
+from hybrid.core.formats.config import read_config_text
 
 KEYS = {"name", "description", "index", "corpus", "topics", "qrels", "tolerance", "hits", "recipes", "expected",
         "runtime", "annotation"}
@@ -99,7 +99,7 @@ def check(path: Path, update: bool = False, output_dir: Path | None = None) -> l
 
 
 def _write(path: Path, data: dict) -> None:
-    from hybrid.atomic import atomic_write
+    from hybrid.core.atomic import atomic_write
 
     lines = []
     for key, value in data.items():

@@ -39,8 +39,8 @@ from hybrid.cli_common import (
     run_tag,
     unit_float,
 )
-from hybrid.errors import InputError
-from hybrid.formats.lines import SkipReport
+from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import SkipReport
 
 log = logging.getLogger("hybrid.search")
 MODELS = ("bm25", "multifield", "bm25f", "dense", "fused")
@@ -232,15 +232,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.depth is not None and args.depth < args.hits:
         raise InputError(None, None, "--depth must be >= --hits")
+    from hybrid.core.formats.qrels import read_qrels
+    from hybrid.core.formats.runs import write_run_set
+    from hybrid.core.formats.topics import read_topics
+    from hybrid.core.provenance import code_version, inputs, search_options, versions
     from hybrid.evaluation import evaluate
-    from hybrid.formats.qrels import read_qrels
-    from hybrid.formats.runs import write_run_set
-    from hybrid.formats.topics import read_topics
-    from hybrid.provenance import code_version, inputs, search_options
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.sample import sample_index, sample_paths
     from hybrid.scale.sharded_search import open_index
-    from indexes.lucene import versions
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from hybrid.cli_common import make_parser, non_negative_float, positive_int, run_cli, unit_float
-from hybrid.errors import InputError
+from hybrid.core.errors import InputError
 
 
 def parser() -> argparse.ArgumentParser:
@@ -64,10 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.steps < 1 or args.batch_size < 1:
         raise InputError(None, None, "--steps and --batch-size must be >= 1")
+    from hybrid.core.formats.topics import read_topics
     from hybrid.dense.data import TrainingSet, build_training_set, summarize
     from hybrid.dense.encoder import EncoderConfig
     from hybrid.dense.train import TrainConfig, train
-    from hybrid.formats.topics import read_topics
     from hybrid.retrieval.sparse_index import SparseIndex
 
     progress = not args.quiet

@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from tqdm import tqdm
 
-from hybrid.atomic import atomic_directory, remove_stale_builds
-from hybrid.errors import ConfigError, IndexMissingError
+from hybrid.core.atomic import atomic_directory, remove_stale_builds
+from hybrid.core.errors import ConfigError, IndexMissingError
 
 if TYPE_CHECKING:
     from hybrid.dense.encoder import BiEncoder
@@ -116,7 +116,7 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
     """
     import faiss
 
-    from indexes.lucene import versions
+    from hybrid.core.provenance import versions
 
     output = Path(output)
     remove_stale_builds(output.parent, output.name)

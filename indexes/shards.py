@@ -38,11 +38,11 @@ from typing import Any
 import numpy as np
 
 from features.annotate import AnnotationConfig, Annotator
-from hybrid.atomic import atomic_directory, remove_stale_builds
-from hybrid.errors import ConfigError, IndexMissingError
-from hybrid.formats.corpus import read_corpus
-from hybrid.formats.lines import SkipReport
-from hybrid.records import Mention, Passage
+from hybrid.core.atomic import atomic_directory, remove_stale_builds
+from hybrid.core.errors import ConfigError, IndexMissingError
+from hybrid.core.formats.corpus import read_corpus
+from hybrid.core.formats.lines import SkipReport
+from hybrid.core.records import Mention, Passage
 from indexes.lucene import (
     FORMAT_VERSION,
     MENTION_INDEX_FIELDS,
@@ -398,7 +398,7 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
     """
     import faiss
 
-    from hybrid.atomic import atomic_write
+    from hybrid.core.atomic import atomic_write
     from hybrid.dense.encoder import BiEncoder
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.scale.ray_engine import get_engine

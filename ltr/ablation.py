@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from hybrid.formats.qrels import Qrels
+from hybrid.core.formats.qrels import Qrels
 from ltr.experiment import cv_scores, holdout_scores
 from ltr.featureset import FeatureSet
 from ltr.matrix import FeatureMatrix

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from hybrid.errors import ConfigError
-from hybrid.records import Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Topic
 
 
 def topic_of(topic: Topic) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hybrid.atomic import atomic_write
+from hybrid.core.atomic import atomic_write
 from ltr.featureset import FeatureSet
 from ltr.matrix import FeatureMatrix
 

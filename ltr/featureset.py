@@ -21,7 +21,7 @@ model is frozen to the exact set it was trained with. Here a feature set file lo
 Normalisations: ``none``, ``zscore`` and ``minmax`` (statistics fitted on the training matrix and
 saved with the model), ``log1p`` (sign-preserving), ``query_zscore`` and ``query_minmax`` (within
 each query's candidate list; nothing to fit). Unknown keys, features and normalisations are
-:class:`~hybrid.errors.ConfigError` s naming the file and line.
+:class:`~hybrid.core.errors.ConfigError` s naming the file and line.
 
 The *fingerprint* of a feature set hashes its expanded feature names, their normalisations and each
 feature's implementation version; a model refuses to score with a set whose fingerprint differs.
@@ -36,8 +36,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from hybrid.errors import ConfigError
-from hybrid.formats.config import read_config_text
+from hybrid.core.errors import ConfigError
+from hybrid.core.formats.config import read_config_text
 
 NORMALISATIONS = ("none", "zscore", "minmax", "log1p", "query_zscore", "query_minmax")
 TOP_KEYS = {"name", "description", "groups", "providers"}

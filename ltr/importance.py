@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hybrid.atomic import atomic_write
+from hybrid.core.atomic import atomic_write
 from ltr.matrix import FeatureMatrix
 from ltr.metrics import fast_ap
 from ltr.model import TrainedModel

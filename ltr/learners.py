@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
 
 
 class Scorer(ABC):

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from features.pairs.base import PairBatch
-from hybrid.atomic import atomic_write
-from hybrid.errors import InputError
-from hybrid.formats.qrels import Qrels
-from hybrid.records import Hit, Run
+from hybrid.core.atomic import atomic_write
+from hybrid.core.errors import InputError
+from hybrid.core.formats.qrels import Qrels
+from hybrid.core.records import Hit, Run
 
 
 @dataclass

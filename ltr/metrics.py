@@ -12,9 +12,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from hybrid.core.formats.qrels import Qrels
+from hybrid.core.records import Run
 from hybrid.evaluation import aggregate, per_query
-from hybrid.formats.qrels import Qrels
-from hybrid.records import Run
 
 REPORT_MEASURES = ("AP@100", "RR@10", "R@100", "nDCG@10")
 

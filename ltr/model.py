@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from hybrid.atomic import atomic_directory
-from hybrid.errors import ConfigError, InputError
+from hybrid.core.atomic import atomic_directory
+from hybrid.core.errors import ConfigError, InputError
 from ltr.featureset import FeatureSet
 from ltr.learners import SCORERS, Scorer
 from ltr.matrix import FeatureMatrix
@@ -35,10 +35,10 @@ FORMAT_VERSION = 1
 
 
 def ltr_versions() -> dict[str, str]:
-    """Package versions that shape a trained model (indexes.lucene.versions plus the learners')."""
+    """Package versions that shape a trained model (hybrid.core.provenance.versions plus the learners')."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from indexes.lucene import versions
+    from hybrid.core.provenance import versions
 
     out = versions()
     for pkg in ("scikit-learn", "lightgbm", "numpy", "scipy"):

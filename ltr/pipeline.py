@@ -14,7 +14,7 @@ from pathlib import Path
 
 from features.pairs.batch import build_batch
 from features.pairs.resources import IndexResources
-from hybrid.records import Hit, Run, Topic
+from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Reranker
 from hybrid.retrieval.sparse_index import SparseIndex
 from ltr.matrix import FeatureMatrix, extract
@@ -85,7 +85,7 @@ def default_config_dir() -> Path:
 def file_digest(path: str | Path | None) -> str | None:
     if path is None:
         return None
-    from indexes.lucene import file_sha256
+    from hybrid.core.provenance import file_sha256
 
     return file_sha256(path)
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hybrid.errors import InputError
-from hybrid.formats.lines import iter_lines, parse_json_object
-from hybrid.formats.runs import read_run
-from hybrid.records import Run
+from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import iter_lines, parse_json_object
+from hybrid.core.formats.runs import read_run
+from hybrid.core.records import Run
 
 
 def read_first_stage(run_path: str | Path, spans_path: str | Path | None = None) -> Run:

@@ -20,7 +20,7 @@ if [ -f pom.xml ]; then
       libmaven-compiler-plugin-java libmaven-jar-plugin-java libsurefire-java libmaven-resources-plugin-java >/dev/null
   fi
   # Compile against the Lucene inside the Anserini jar that this venv's pyserini ships (no download).
-  ANSERINI_JAR=$(python -c "from hybrid.jvm import anserini_jar; print(anserini_jar())")
+  ANSERINI_JAR=$(python -c "from hybrid.core.jvm import anserini_jar; print(anserini_jar())")
   mvn -o -q -Dmaven.repo.local=/usr/share/maven-repo -Danserini.jar="$ANSERINI_JAR" package
 fi
 echo "setup done: activate with '. .venv/bin/activate'"

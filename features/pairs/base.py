@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from features.pairs.views import DocumentView, PassageView, RecordView, TermStats
-from hybrid.records import Hit, Topic
+from hybrid.core.records import Hit, Topic
 
 
 @dataclass(eq=False)
@@ -117,7 +117,7 @@ class FeatureProvider(ABC):
     def configure(self, options: dict[str, Any]) -> FeatureProvider:
         """A provider set up with a feature set's ``[providers.<group>]`` options (none by default)."""
         if options:
-            from hybrid.errors import ConfigError
+            from hybrid.core.errors import ConfigError
 
             raise ConfigError(None, None, f"feature group {self.group!r} takes no options, got {sorted(options)}")
         return self

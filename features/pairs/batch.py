@@ -19,7 +19,7 @@ from features.pairs.base import PairBatch, PairContext, QueryContext, dice
 from features.pairs.resources import IndexResources
 from features.pairs.strings import mention_strings
 from features.pairs.views import CountingTermStats, DocumentView, PassageView, RecordView, TermStats
-from hybrid.records import Run, Topic
+from hybrid.core.records import Run, Topic
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def standalone_pair(query: MentionRecord, candidate: MentionRecord, *, query_doc
     ``candidate_passage`` the other mentions of the candidate's passage; ``stats`` defaults to document
     frequencies counted over every text given.
     """
-    from hybrid.records import Hit, Topic
+    from hybrid.core.records import Hit, Topic
 
     q_view, c_view = RecordView(query), RecordView(candidate)
     q_passage = PassageView(query.passage_id, query.doc_id, query.context, [q_view])

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from features.pairs.base import Feature, FeatureProvider, PairBatch
-from hybrid.errors import ConfigError
-from hybrid.records import Run
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Run
 
 
 def _module_missing(name: str) -> str | None:
@@ -48,7 +48,7 @@ def _module_missing(name: str) -> str | None:
 
 
 def _jar_missing() -> str | None:
-    from hybrid.jvm import JAR_BUILD_COMMAND, project_jar
+    from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
 
     return None if project_jar() else f"the project's jar is not built ({JAR_BUILD_COMMAND})"
 
@@ -80,7 +80,7 @@ class SparseFieldsProvider(FeatureProvider):
         self._extractors: dict[str, object] = {}
 
     def available(self) -> str | None:
-        return _module_missing("features.sparse_features") or _module_missing("hybrid.java") or _jar_missing()
+        return _module_missing("features.sparse_features") or _module_missing("hybrid.core.java") or _jar_missing()
 
     def _channel_specs(self) -> list:
         from features.sparse_features import DEFAULT_CHANNELS, parse_channels
@@ -88,7 +88,7 @@ class SparseFieldsProvider(FeatureProvider):
         return parse_channels(list(self._channels or DEFAULT_CHANNELS))
 
     def features(self) -> dict[str, Feature]:
-        from hybrid.java import FEATURES
+        from hybrid.core.java import FEATURES
 
         out = {}
         for ch in self._channel_specs():
@@ -440,7 +440,7 @@ def _bm25f(index):
 
 
 def _bm25f_missing() -> str | None:
-    return _module_missing("hybrid.retrieval.bm25f") or _module_missing("hybrid.java") or _jar_missing()
+    return _module_missing("hybrid.retrieval.bm25f") or _module_missing("hybrid.core.java") or _jar_missing()
 
 
 class FusionProvider(RetrieverScoresProvider):

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from features.pairs import arguments, chains, context, first_stage, strings, types
 from features.pairs.base import Feature, FeatureProvider
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
 
 BUILTIN: tuple[FeatureProvider, ...] = (
     strings.GROUP, types.GROUP, chains.GROUP, arguments.GROUP, context.GROUP, first_stage.GROUP,

@@ -24,10 +24,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from hybrid.atomic import atomic_write
-from hybrid.errors import InputError
-from hybrid.formats.lines import iter_lines
-from hybrid.records import Topic
+from hybrid.core.atomic import atomic_write
+from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import iter_lines
+from hybrid.core.records import Topic
 
 
 @dataclass

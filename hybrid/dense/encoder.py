@@ -44,8 +44,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from hybrid.errors import ConfigError
-from hybrid.records import Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Topic
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ def _l2(x: torch.Tensor) -> torch.Tensor:
 
 def fingerprint_dir(path: str | Path, config: EncoderConfig) -> str:
     """sha256 over the files that define an encoder plus its effective config."""
-    from indexes.lucene import file_sha256
+    from hybrid.core.provenance import file_sha256
 
     path = Path(path)
     digest = hashlib.sha256(json.dumps(asdict(config), sort_keys=True).encode())
@@ -294,7 +294,7 @@ class BiEncoder:
 
     def save(self, path: str | Path, extra: dict[str, Any] | None = None, overwrite: bool = True) -> Path:
         """Atomically write weights (safetensors), tokenizer, HF config and ``hybrid-encoder.json``."""
-        from hybrid.atomic import atomic_directory
+        from hybrid.core.atomic import atomic_directory
 
         path = Path(path)
         with atomic_directory(path, overwrite=overwrite) as tmp:
@@ -303,7 +303,7 @@ class BiEncoder:
         return path
 
     def write_to(self, folder: Path, extra: dict[str, Any] | None = None) -> None:
-        from indexes.lucene import versions
+        from hybrid.core.provenance import versions
 
         if self.config.shared:
             self.query_model.save_pretrained(folder, safe_serialization=True)

@@ -34,7 +34,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
-from hybrid.atomic import atomic_directory
+from hybrid.core.atomic import atomic_directory
 from hybrid.dense.data import TrainingSet, iter_batches
 from hybrid.dense.encoder import BiEncoder, EncoderConfig, Unit
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hybrid.core.records import Run
 from hybrid.fusion.combsum import normalised_contributions, summed
 from hybrid.fusion.common import assemble, check_weights
-from hybrid.records import Run
 
 
 def combmnz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = "minmax",

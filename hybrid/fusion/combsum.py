@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hybrid.core.records import Hit, Run
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
 from hybrid.fusion.normalize import floor, normaliser
-from hybrid.records import Hit, Run
 
 #: qid -> per run: the weighted floor (what the run gives a document it did not return)
 Floors = dict[str, list[float]]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from hybrid.errors import ConfigError
-from hybrid.records import Hit, Run
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Hit, Run
 
 #: qid -> docid -> [(run number, contribution, the run's hit)]
 Contributions = dict[str, dict[str, list[tuple[int, float, Hit]]]]

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import KINDS, Run, Topic
 from hybrid.fusion.combmnz import combmnz
 from hybrid.fusion.combsum import combsum
 from hybrid.fusion.rrf import RRF_K, rrf
-from hybrid.records import KINDS, Run, Topic
 from hybrid.retrieval.base import Retriever
 
 METHODS = ("rrf", "combsum", "combmnz")

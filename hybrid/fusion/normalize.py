@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from hybrid.formats.runs import sorted_hits
-from hybrid.records import Hit
+from hybrid.core.formats.runs import sorted_hits
+from hybrid.core.records import Hit
 
 Normalised = dict[str, float]
 
@@ -58,7 +58,7 @@ NORMALISATIONS: dict[str, Callable[[list[Hit]], Normalised]] = {
 
 
 def normaliser(name: str) -> Callable[[list[Hit]], Normalised]:
-    from hybrid.errors import ConfigError
+    from hybrid.core.errors import ConfigError
 
     if name not in NORMALISATIONS:
         raise ConfigError(None, None, f"unknown normalisation {name!r}; choose from {tuple(NORMALISATIONS)}")

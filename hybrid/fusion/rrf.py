@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hybrid.formats.runs import sorted_hits
+from hybrid.core.formats.runs import sorted_hits
+from hybrid.core.records import Run
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
-from hybrid.records import Run
 
 RRF_K = 60
 

@@ -16,10 +16,10 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from hybrid.core.formats.qrels import Qrels
+from hybrid.core.records import Run
 from hybrid.evaluation import aggregate, per_query
-from hybrid.formats.qrels import Qrels
 from hybrid.fusion.fuse import fuse_runs
-from hybrid.records import Run
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from hybrid.records import Run, Topic
+from hybrid.core.records import Run, Topic
 
 
 class Stage(ABC):

@@ -23,8 +23,8 @@ import re
 from tqdm import tqdm
 
 from features.annotate import FIELDS, type_tokens
-from hybrid.errors import ConfigError
-from hybrid.records import Hit, Run, Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.sparse import QUERY_FORMULATIONS, QUERY_SOURCES, formulate, query_source_text
 from hybrid.retrieval.sparse_index import SparseIndex
@@ -93,7 +93,7 @@ class BM25F(Retriever):
         self.name = "bm25f"
 
     def search(self, topics: list[Topic], k: int) -> Run:
-        from hybrid.java import MentionSearch
+        from hybrid.core.java import MentionSearch
 
         searcher = MentionSearch.open(self.index.path / MENTIONS)
         fields = [f for f, w in self.fields.items() if w > 0]

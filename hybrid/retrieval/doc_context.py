@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hybrid.errors import ConfigError
-from hybrid.records import Hit, Run, Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.sparse import PassageBM25
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from hybrid.errors import ConfigError
-from hybrid.records import Hit, Run, Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, Clause, MultiFieldBM25, count_terms
 from hybrid.retrieval.sparse_index import SparseIndex
 from indexes.lucene import parse_mention_doc_id

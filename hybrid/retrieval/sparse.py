@@ -21,8 +21,8 @@ from functools import cached_property
 from tqdm import tqdm
 
 from features.annotate import FIELDS, MentionRecord, type_tokens
-from hybrid.errors import ConfigError
-from hybrid.records import Hit, Run, Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.sparse_index import SparseIndex
 from indexes.lucene import docref, parse_mention_doc_id
@@ -277,7 +277,7 @@ class MultiFieldBM25(Retriever):
     def _java_search(self, topics: list[Topic], k: int) -> Run:
         """All topics through the project's Java searcher: same query, collapse and tie order as
         :meth:`search_one`, but queries built, run and collapsed inside Java in parallel."""
-        from hybrid.java import MentionSearch
+        from hybrid.core.java import MentionSearch
         from indexes.lucene import MENTIONS
 
         searcher = MentionSearch.open(self.index.path / MENTIONS)
@@ -311,7 +311,7 @@ class MultiFieldBM25(Retriever):
         return run
 
     def search(self, topics: list[Topic], k: int) -> Run:
-        from hybrid.java import available
+        from hybrid.core.java import available
 
         if available():
             return self._java_search(topics, k)

@@ -8,9 +8,9 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from features.annotate import AnnotationConfig, Annotator, MentionRecord
-from hybrid.errors import IndexMissingError
-from hybrid.jvm import pyserini_searcher_class, start_jvm
-from hybrid.records import Passage, Topic
+from hybrid.core.errors import IndexMissingError
+from hybrid.core.jvm import pyserini_searcher_class, start_jvm
+from hybrid.core.records import Passage, Topic
 from indexes.lucene import MENTIONS, METADATA, PASSAGES, docref
 
 log = logging.getLogger(__name__)
@@ -190,8 +190,8 @@ def open_for_timing(index_path: str | Path, topics_path: str | Path, limit: int 
     For benchmarks: a query's record (its indexed mention, chain and context entities) is read and parsed
     on first use, so computing them all up front keeps that one-off cost out of every timed search.
     """
-    from hybrid.formats.topics import read_topics
-    from hybrid.java import require
+    from hybrid.core.formats.topics import read_topics
+    from hybrid.core.java import require
 
     index = SparseIndex(index_path)
     require()

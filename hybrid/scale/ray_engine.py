@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

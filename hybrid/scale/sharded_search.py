@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from hybrid.errors import ConfigError
-from hybrid.jvm import JAR_BUILD_COMMAND, start_jvm
-from hybrid.records import Hit, Run, Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.jvm import JAR_BUILD_COMMAND, start_jvm
+from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.dense import best_mention_per_passage
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hybrid.errors import InputError
-from hybrid.formats.corpus import read_corpus
-from hybrid.records import Topic
+from hybrid.core.errors import InputError
+from hybrid.core.formats.corpus import read_corpus
+from hybrid.core.records import Topic
 
 if TYPE_CHECKING:
     from ltr.reader.store import Reader

@@ -20,11 +20,11 @@ from pathlib import Path
 from tqdm import tqdm
 
 from features.strings import is_pronoun
-from hybrid.atomic import atomic_write
-from hybrid.errors import InputError
-from hybrid.formats.lines import iter_lines, optional, parse_json_object, require
-from hybrid.formats.topics import read_topics
-from hybrid.records import Topic
+from hybrid.core.atomic import atomic_write
+from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import iter_lines, optional, parse_json_object, require
+from hybrid.core.formats.topics import read_topics
+from hybrid.core.records import Topic
 from hybrid.retrieval.base import Retriever
 
 

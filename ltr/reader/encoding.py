@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from hybrid.errors import ConfigError
-from hybrid.records import Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Topic
 
 MARK_OPEN, MARK_CLOSE = "<m>", "</m>"
 

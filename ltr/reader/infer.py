@@ -20,10 +20,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from hybrid.atomic import atomic_write
-from hybrid.errors import InputError
-from hybrid.formats.runs import SCORE_DECIMALS, sorted_hits
-from hybrid.records import Hit, Run, Topic
+from hybrid.core.atomic import atomic_write
+from hybrid.core.errors import InputError
+from hybrid.core.formats.runs import SCORE_DECIMALS, sorted_hits
+from hybrid.core.records import Hit, Run, Topic
 from ltr.reader.context import LeadContext
 from ltr.reader.decoding import masked_log_softmax
 from ltr.reader.encoding import collate, encode_pairs, token_span

@@ -27,13 +27,13 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
+from hybrid.core.formats.qrels import Qrels
+from hybrid.core.formats.runs import sorted_hits
+from hybrid.core.records import KINDS, Hit, Run
 from hybrid.evaluation import per_query
-from hybrid.formats.qrels import Qrels
-from hybrid.formats.runs import sorted_hits
 from hybrid.fusion.fuse import split_per_kind
 from hybrid.fusion.normalize import normaliser
-from hybrid.records import KINDS, Hit, Run
 
 GRID = tuple(step / 20 for step in range(21))  # 0, 0.05, ..., 1
 

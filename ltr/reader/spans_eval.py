@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hybrid.errors import InputError
-from hybrid.formats.lines import iter_lines, optional, parse_json_object, require
+from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import iter_lines, optional, parse_json_object, require
 
 GoldMention = tuple[int, int, str]
 

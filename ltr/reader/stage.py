@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from hybrid.records import Run, Topic
+from hybrid.core.records import Run, Topic
 from hybrid.retrieval.base import Reranker
 from ltr.reader.context import LeadContext
 from ltr.reader.infer import rerank_run

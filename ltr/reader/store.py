@@ -16,8 +16,8 @@ from pathlib import Path
 
 import torch
 
-from hybrid.atomic import atomic_directory
-from hybrid.errors import ConfigError
+from hybrid.core.atomic import atomic_directory
+from hybrid.core.errors import ConfigError
 from ltr.reader.encoding import EncodingConfig, add_marker_tokens
 from ltr.reader.model import ReaderModel
 
@@ -109,7 +109,7 @@ def write_reader_files(reader: Reader, directory: Path, meta: dict) -> None:
     """Write a reader into an existing (temporary) directory."""
     from safetensors.torch import save_file
 
-    from indexes.lucene import versions
+    from hybrid.core.provenance import versions
 
     state = {k: v.detach().to("cpu").contiguous().clone() for k, v in reader.model.state_dict().items()}
     save_file(state, str(directory / WEIGHTS), metadata={"format": "pt"})
@@ -133,7 +133,7 @@ def save_reader(reader: Reader, path: str | Path, meta: dict | None = None, over
 
 def reader_files(directory: Path) -> dict[str, str]:
     """sha256 of every file of a reader directory but ``reader.json`` (which records them)."""
-    from indexes.lucene import file_sha256
+    from hybrid.core.provenance import file_sha256
 
     return {p.relative_to(directory).as_posix(): file_sha256(p) for p in sorted(directory.rglob("*"))
             if p.is_file() and p.name != READER_META}

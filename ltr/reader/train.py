@@ -38,8 +38,8 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from hybrid.atomic import atomic_directory
-from hybrid.errors import ConfigError
+from hybrid.core.atomic import atomic_directory
+from hybrid.core.errors import ConfigError
 from ltr.reader.context import LeadContext
 from ltr.reader.data import TrainQuery
 from ltr.reader.decoding import masked_log_softmax

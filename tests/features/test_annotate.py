@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from features.annotate import LEGACY, AnnotationConfig, Annotator
-from hybrid.formats import read_corpus
-from hybrid.records import Topic
+from hybrid.core.formats import read_corpus
+from hybrid.core.records import Topic
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 
 from features.coref_model import DEFAULT_WEIGHTS, CorefModelError, LearnedChainLinker, cluster, config_path
 from features.train_coref import CorefDocument, evaluate, train_linker
-from hybrid.records import ENTITY, EVENT, Mention
+from hybrid.core.records import ENTITY, EVENT, Mention
 
 
 def _doc(sentences: list[list[tuple[str, str, str | None]]]) -> tuple[list[Mention], list[int]]:

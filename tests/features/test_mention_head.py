@@ -17,7 +17,7 @@ from features.mention_head import (
     forward,
     union,
 )
-from hybrid.records import ENTITY, EVENT, Mention
+from hybrid.core.records import ENTITY, EVENT, Mention
 
 spacy = pytest.importorskip("spacy")
 

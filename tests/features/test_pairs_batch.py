@@ -8,7 +8,7 @@ import pytest
 from features.pairs import registry
 from features.pairs.batch import build_batch, select_candidate
 from features.pairs.resources import IndexResources
-from hybrid.formats.topics import read_topics
+from hybrid.core.formats.topics import read_topics
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 from features.pairs import registry
 from features.pairs.batch import build_batch
 from features.pairs.resources import IndexResources
-from hybrid.formats.topics import read_topics
+from hybrid.core.formats.topics import read_topics
 
 needs_jar = pytest.mark.skipif(registry.provider("sparse_fields").available() is not None,
                                reason="the project's jar is not built")
@@ -27,7 +27,7 @@ def test_unavailable_providers_explain_themselves(monkeypatch):
     from features.pairs import external
 
     provider = external.SparseFieldsProvider()
-    monkeypatch.setattr("hybrid.jvm.project_jar", lambda: None)
+    monkeypatch.setattr("hybrid.core.jvm.project_jar", lambda: None)
     assert "jar is not built" in provider.available()
 
 

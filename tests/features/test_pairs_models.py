@@ -8,8 +8,8 @@ import pytest
 from features.pairs import registry
 from features.pairs.batch import build_batch
 from features.pairs.resources import IndexResources
-from hybrid.errors import ConfigError
-from hybrid.formats.topics import read_topics
+from hybrid.core.errors import ConfigError
+from hybrid.core.formats.topics import read_topics
 
 
 @pytest.fixture(scope="module")

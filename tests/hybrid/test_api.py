@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import hybrid
-from hybrid.formats.runs import read_run
+from hybrid.core.formats.runs import read_run
 from hybrid.search import main as search_main
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hybrid.atomic import atomic_directory, remove_stale_builds
+from hybrid.core.atomic import atomic_directory, remove_stale_builds
 
 
 def wait_for(condition, timeout: float = 60.0) -> None:
@@ -67,7 +67,7 @@ def test_a_concurrent_build_that_finishes_first_is_not_overwritten(tmp_path):
 BUILDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from hybrid.atomic import atomic_directory
+    from hybrid.core.atomic import atomic_directory
     target, ready = Path(sys.argv[1]), Path(sys.argv[2])
     with atomic_directory(target, overwrite=True) as tmp:
         (tmp / "part").write_text("half")

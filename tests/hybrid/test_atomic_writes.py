@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hybrid.atomic import atomic_write, remove_stale_temps
+from hybrid.core.atomic import atomic_write, remove_stale_temps
 
 
 def wait_for(condition, timeout: float = 60.0, what: str = "condition") -> None:
@@ -64,7 +64,7 @@ def test_permissions_follow_umask_or_the_previous_file(tmp_path):
 WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from hybrid.atomic import atomic_write
+    from hybrid.core.atomic import atomic_write
     target, ready = Path(sys.argv[1]), Path(sys.argv[2])
     with atomic_write(target) as out:
         out.write("new content, first half\\n")
@@ -104,8 +104,8 @@ def test_foreign_temporaries_are_left_alone(tmp_path):
 
 RUN_WRITER = textwrap.dedent("""
     import sys
-    from hybrid.formats.runs import write_run
-    from hybrid.records import Hit
+    from hybrid.core.formats.runs import write_run
+    from hybrid.core.records import Hit
     run = {f"q{i}": [Hit(f"d{i}:{j}", float(j)) for j in range(50)] for i in range(12000)}
     write_run(run, sys.argv[1], tag="big")
 """)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Topic
 from hybrid.dense.encoder import CLOSE, OPEN, BiEncoder, EncoderConfig, Unit, _windows
-from hybrid.errors import ConfigError
-from hybrid.records import Topic
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
+from hybrid.core.errors import ConfigError, IndexMissingError
+from hybrid.core.records import Topic
 from hybrid.dense.encoder import BiEncoder, EncoderConfig
-from hybrid.errors import ConfigError, IndexMissingError
-from hybrid.records import Topic
 from hybrid.retrieval.dense import DenseRetriever
 from indexes.faiss_index import (
     DENSE_METADATA,
@@ -172,7 +172,7 @@ def test_index_dense_cli(tmp_path, tiny_index, encoder):
 def test_search_cli_dense_and_fused_write_each_run(tmp_path, tiny_index, dense_dir, data_dir):
     """One command runs multifield + dense, writes both component runs, and fuses exactly those runs
     (the safety net around them is off here: tests/hybrid/test_doc_context.py covers it)."""
-    from hybrid.formats.runs import read_run
+    from hybrid.core.formats.runs import read_run
     from hybrid.fusion import fuse_runs
     from hybrid.search import main as search_main
 
@@ -345,7 +345,7 @@ def test_old_dense_index_and_weight_zero_search_as_before(dense_dir, old_dense_d
 
 
 def test_search_cli_dense_passage_weight(tmp_path, tiny_index, dense_dir, old_dense_dir, data_dir):
-    from hybrid.formats.runs import read_run
+    from hybrid.core.formats.runs import read_run
     from hybrid.search import main as search_main
 
     topics = str(data_dir / "tiny_topics.jsonl")

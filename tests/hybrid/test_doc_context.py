@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hybrid.records import Hit, Topic
+from hybrid.core.records import Hit, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.doc_context import DocumentVectors, SafetyNet, stored_passages
 
@@ -94,7 +94,7 @@ def test_document_vectors_join_a_documents_passages_in_sentence_order(net_index)
 
 
 def test_bad_weights_are_refused(net_index):
-    from hybrid.errors import ConfigError
+    from hybrid.core.errors import ConfigError
     from hybrid.retrieval.sparse import MultiFieldBM25
 
     with pytest.raises(ConfigError):

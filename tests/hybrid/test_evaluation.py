@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from hybrid.core.records import Hit
 from hybrid.evaluation import evaluate, per_query
-from hybrid.records import Hit
 
 QRELS = {"q1": {"d1": 1, "d3": 1, "d9": 0}, "q2": {"d5": 1}}
 RUN = {

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from hybrid.core.records import Topic
 from hybrid.fewshot import (
     DenseTable,
     SiameseHead,
@@ -17,7 +18,6 @@ from hybrid.fewshot import (
     ranked,
     tuned_passage_scores,
 )
-from hybrid.records import Topic
 
 
 def doc_of(pid: str) -> str:

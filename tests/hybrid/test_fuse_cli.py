@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hybrid.formats.runs import read_run, write_run_set
+from hybrid.core.formats.runs import read_run, write_run_set
+from hybrid.core.records import Hit
 from hybrid.fuse import main as fuse_main
 from hybrid.fusion import combsum, rrf
-from hybrid.records import Hit
 
 # docs/errors.md as the catalogue tests see it (tests/robustness/documented.py, loaded by path: tests is no package)
 _spec = importlib.util.spec_from_file_location(

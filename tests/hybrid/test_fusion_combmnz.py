@@ -2,8 +2,8 @@
 
 import pytest
 
+from hybrid.core.records import Hit
 from hybrid.fusion.combmnz import combmnz
-from hybrid.records import Hit
 
 A = {"q": [Hit("d1", 3.0), Hit("d2", 2.0), Hit("d3", 1.0)]}
 B = {"q": [Hit("d2", 0.9), Hit("d4", 0.5), Hit("d5", 0.1)]}

@@ -2,8 +2,8 @@
 
 import pytest
 
-from hybrid.errors import ConfigError
-from hybrid.formats.topics import read_topics
+from hybrid.core.errors import ConfigError
+from hybrid.core.formats.topics import read_topics
 from hybrid.fusion import Fuse, parse_fusion_weights
 from hybrid.fusion.combsum import combsum
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25

@@ -2,8 +2,8 @@
 
 import pytest
 
+from hybrid.core.records import Hit
 from hybrid.fusion.tune import simplex_grid, tune_weights
-from hybrid.records import Hit
 
 QRELS = {f"q{i}": {f"rel{i}": 1} for i in range(4)}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hybrid import jvm
+from hybrid.core import jvm
 
 
 def _fake_home(tmp_path: Path, version: str) -> Path:

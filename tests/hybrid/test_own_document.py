@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from hybrid.formats.runs import read_run
-from hybrid.formats.topics import read_topics
+from hybrid.core.formats.runs import read_run
+from hybrid.core.formats.topics import read_topics
 from hybrid.search import main as search_main
 
 
@@ -53,7 +53,7 @@ def test_two_column_run_equals_three_column_run(tiny_index, data_dir, tmp_path):
 def test_a_sentence_found_in_several_documents_is_not_guessed(caplog):
     from types import SimpleNamespace
 
-    from hybrid.records import Topic
+    from hybrid.core.records import Topic
     from hybrid.retrieval.sparse_index import SparseIndex
 
     docs = {"x1:0": "x1", "x2:4": "x2", "y1:0": "y1", "y1:3": "y1"}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from hybrid.formats.runs import sha256_file
-from hybrid.provenance import code_version, search_options, source_sha256
+from hybrid.core.formats.runs import sha256_file
+from hybrid.core.provenance import code_version, search_options, source_sha256
 from hybrid.search import main as search_main
 from hybrid.search import parser
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
 from hybrid.recipe_builders import ARTIFACTS_ENV, RERANKER_KEYS, reranker_specs
 from hybrid.recipes import BUILDERS, Context, bundled_recipes, load_recipe
 
@@ -23,7 +23,7 @@ normalise = { fs_score = "query_zscore" }
 
 @pytest.fixture
 def topics(sparse_index, data_dir):
-    from hybrid.formats import read_topics
+    from hybrid.core.formats import read_topics
 
     return read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
 
@@ -100,7 +100,7 @@ def test_fuse_by_recipe_name_equals_fusing_the_component_runs(sparse_index, topi
 
 
 def test_ltr_pipeline_trains_through_recipe_train_and_reranks(sparse_index, topics, data_dir, tmp_path):
-    from hybrid.formats.qrels import read_qrels
+    from hybrid.core.formats.qrels import read_qrels
     from hybrid.recipe_train import train_recipe
 
     (tmp_path / "tiny.toml").write_text(TINY_FEATURES)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
 from hybrid.recipes import Context, bundled_recipes, load_recipe, parse_recipe
 
 
@@ -25,7 +25,7 @@ def test_unknown_top_level_key_and_type():
 
 
 def test_cheap_bundled_recipes_build_and_run(sparse_index, data_dir):
-    from hybrid.formats import read_topics
+    from hybrid.core.formats import read_topics
 
     topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
     cheap = [load_recipe(n) for n in bundled_recipes()]

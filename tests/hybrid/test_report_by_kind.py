@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hybrid.records import Hit, Topic
+from hybrid.core.records import Hit, Topic
 from hybrid.report import parser, render
 
 

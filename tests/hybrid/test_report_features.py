@@ -3,7 +3,7 @@ query's baseline score and difference, and says "not in qrels" when the qrels ho
 
 from __future__ import annotations
 
-from hybrid.records import Hit, Topic
+from hybrid.core.records import Hit, Topic
 from hybrid.report import render
 
 TOPICS = [Topic("e1", "a b c", 0, 1, kind="event"), Topic("n1", "a b c", 2, 3, kind="entity")]

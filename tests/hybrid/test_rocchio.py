@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hybrid.errors import ConfigError
-from hybrid.records import Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Topic
 from hybrid.retrieval.rocchio import RocchioBM25
 from hybrid.retrieval.sparse import MultiFieldBM25
 
@@ -41,7 +41,7 @@ def test_feedback_adds_the_top_candidates_field_terms(sparse_index):
 
 
 def test_zero_expansion_weight_is_the_base_system(sparse_index, data_dir):
-    from hybrid.formats import read_topics
+    from hybrid.core.formats import read_topics
 
     topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
     base = MultiFieldBM25(sparse_index, DOC, same_kind=False)(topics)

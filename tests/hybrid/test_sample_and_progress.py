@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import write_run
+from hybrid.core.records import Hit, Topic
 from hybrid.eval import main as eval_main
 from hybrid.experiment import run_recipes
-from hybrid.formats.qrels import read_qrels
-from hybrid.formats.runs import write_run
-from hybrid.records import Hit, Topic
 from hybrid.sample import sample_paths
 
 
@@ -46,7 +46,7 @@ def test_experiment_progress_bar_per_recipe(capsys):
 
 
 def test_bm25_progress_bar(sparse_index, data_dir, capsys):
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.topics import read_topics
     from hybrid.retrieval.sparse import PassageBM25
 
     topics = read_topics(data_dir / "tiny_topics.tsv")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hybrid.formats.runs import read_run
+from hybrid.core.formats.runs import read_run
 from hybrid.search import main as search_main
 
 
@@ -111,7 +111,7 @@ def test_eval_cli_by_kind(tiny_index, data_dir, tmp_path, capsys):
 
 
 def test_multifield_returns_only_matching_candidates(sparse_index, data_dir):
-    from hybrid.formats import read_topics
+    from hybrid.core.formats import read_topics
     from hybrid.retrieval.sparse import MultiFieldBM25
 
     topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import hybrid.sample
-from hybrid.formats.runs import read_run_meta
+from hybrid.core.formats.runs import read_run_meta
 from hybrid.search import default_outputs, parser
 from hybrid.search import main as search_main
 

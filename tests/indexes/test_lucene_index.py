@@ -54,7 +54,7 @@ def test_existing_index_is_kept_unless_overwrite(tiny_corpus, tmp_path):
 def test_failed_build_leaves_nothing(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a:0", "text": "fine"}\n{"id": "a:1", "text": ""}\n')
-    from hybrid.errors import InputError
+    from hybrid.core.errors import InputError
 
     with pytest.raises(InputError, match=r"bad.jsonl:2: .*empty text"):
         build_index(IndexConfig(corpus=str(bad), annotation=LEGACY), tmp_path / "idx", progress=False)
@@ -62,7 +62,7 @@ def test_failed_build_leaves_nothing(tmp_path):
 
 
 def test_corrupt_metadata_is_a_clear_error(tiny_corpus, tmp_path):
-    from hybrid.errors import IndexMissingError
+    from hybrid.core.errors import IndexMissingError
     from hybrid.retrieval.sparse_index import SparseIndex
 
     out = tmp_path / "idx"

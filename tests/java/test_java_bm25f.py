@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from hybrid.errors import ConfigError
-from hybrid.jvm import JAR_BUILD_COMMAND, project_jar
+from hybrid.core.errors import ConfigError
+from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
 
 pytestmark = pytest.mark.skipif(project_jar() is None, reason=f"project jar not built: {JAR_BUILD_COMMAND}")
 
@@ -31,7 +31,7 @@ def crafted_index(tmp_path_factory):
 
 
 def test_bm25f_scores_a_term_spread_across_fields_once(crafted_index):
-    from hybrid.java import MentionSearch
+    from hybrid.core.java import MentionSearch
 
     searcher = MentionSearch(crafted_index)
     boosted = searcher.search_boosted(["mention", "context"], [1.0, 1.0], [["xylo yak", "xylo yak"]], [""], [""],
@@ -51,7 +51,7 @@ def test_bm25f_scores_a_term_spread_across_fields_once(crafted_index):
 
 @pytest.fixture(scope="module")
 def topics(sparse_index, data_dir):
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.topics import read_topics
 
     return read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
 
@@ -113,8 +113,8 @@ def test_query_is_a_formulation_or_sources_joined_by_plus(sparse_index, topics):
 
 def test_search_cli_bm25f_model(tiny_index, data_dir, tmp_path):
     """``--model bm25f`` writes the same ranking as the BM25F retriever with the same fields and query."""
-    from hybrid.formats.runs import read_run
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.runs import read_run
+    from hybrid.core.formats.topics import read_topics
     from hybrid.retrieval.bm25f import BM25F
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.search import main as search_main

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hybrid.jvm import JAR_BUILD_COMMAND, project_jar
+from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
 
 pytestmark = pytest.mark.skipif(project_jar() is None, reason=f"project jar not built: {JAR_BUILD_COMMAND}")
 
 
 @pytest.fixture(scope="module")
 def topics(sparse_index, data_dir):
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.topics import read_topics
 
     return read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
 
@@ -31,7 +31,7 @@ def mention_ids(sparse_index, tiny_corpus):
 
 def test_bm25_feature_equals_lucene_explain(sparse_index, topics, mention_ids):
     from features.sparse_features import SparseFeatureExtractor
-    from hybrid.java import FEATURES
+    from hybrid.core.java import FEATURES
     from hybrid.java_explain import LuceneExplainer
     from indexes.lucene import MENTIONS
 
@@ -97,7 +97,7 @@ def test_batch_equals_one_by_one_and_threads_agree(sparse_index, topics, mention
 
 def test_counts_and_lengths_are_consistent(sparse_index, topics, mention_ids):
     from features.sparse_features import SparseFeatureExtractor
-    from hybrid.java import FEATURES
+    from hybrid.core.java import FEATURES
 
     extractor = SparseFeatureExtractor(sparse_index, channels="mention,context")
     matrix, names = extractor.extract(topics[0], mention_ids)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from hybrid.jvm import JAR_BUILD_COMMAND, project_jar
+from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
 
 pytestmark = pytest.mark.skipif(project_jar() is None, reason=f"project jar not built: {JAR_BUILD_COMMAND}")
 
 
 @pytest.fixture(scope="module")
 def topics(sparse_index, data_dir):
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.topics import read_topics
 
     return read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
 
@@ -31,7 +31,7 @@ def _rows(hits):
     ],
 )
 def test_fast_path_equals_pyjnius_path(sparse_index, topics, clauses, same_kind, k):
-    from hybrid.java import available
+    from hybrid.core.java import available
     from hybrid.retrieval.sparse import DEFAULT_CLAUSES, MultiFieldBM25
 
     assert available()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hybrid.cli_common import run_cli
-from hybrid.formats.runs import read_run
+from hybrid.core.formats.runs import read_run
 from hybrid.ltr import main
 
 CONFIGS = Path(__file__).resolve().parents[2] / "ltr" / "configs"

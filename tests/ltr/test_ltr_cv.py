@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from test_ltr_learners import SMALL, featureset, toy_matrix
 
-from hybrid.errors import ConfigError
-from hybrid.records import Topic
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Topic
 from ltr.cv import assert_disjoint, grouped_folds, topic_of
 from ltr.experiment import cv_scores
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from features.pairs.registry import group_features
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
 from ltr.featureset import load_featureset
 
 CONFIGS = Path(__file__).resolve().parents[2] / "ltr" / "configs"

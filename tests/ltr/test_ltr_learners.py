@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
 from ltr.featureset import parse_featureset
 from ltr.learners import LEARNERS, make_learner
 from ltr.matrix import FeatureMatrix

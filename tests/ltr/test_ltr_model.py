@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_ltr_learners import FEATURES, SMALL, featureset, toy_matrix
 
-from hybrid.errors import ConfigError, InputError
+from hybrid.core.errors import ConfigError, InputError
 from ltr.featureset import parse_featureset
 from ltr.learners import LEARNERS
 from ltr.model import MODEL_FILE, TrainedModel, train_model

@@ -8,9 +8,9 @@ import pytest
 import torch
 from reader_testkit import labelled_corpus, labelled_queries
 
-from hybrid.errors import ConfigError, InputError
-from hybrid.formats.topics import read_topics
-from hybrid.records import Topic
+from hybrid.core.errors import ConfigError, InputError
+from hybrid.core.formats.topics import read_topics
+from hybrid.core.records import Topic
 from hybrid.retrieval.sparse import PassageBM25
 from ltr.reader.context import LeadContext
 from ltr.reader.data import build_training_queries, read_labelled_corpus

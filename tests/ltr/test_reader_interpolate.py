@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hybrid.errors import ConfigError
-from hybrid.records import Hit
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import Hit
 from ltr.reader.interpolate import KindWeights, cross_fit, interpolate, tune_weight
 
 

@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hybrid.records import Topic
+from hybrid.core.records import Topic
 from ltr.reader.decoding import best_spans, masked_log_softmax
 from ltr.reader.encoding import EncodingConfig, collate, encode_pairs
 from ltr.reader.store import load_reader, new_reader, save_reader
@@ -162,7 +162,7 @@ def test_query_boundary_is_saved_and_old_readers_load_with_markers(tiny_bert, tm
 
     import pytest
 
-    from hybrid.errors import ConfigError
+    from hybrid.core.errors import ConfigError
     from ltr.reader.train import TrainConfig
 
     save_reader(new_reader(tiny_bert, seed=3), tmp_path / "new")

@@ -9,7 +9,7 @@ import pytest
 import torch
 from reader_testkit import labelled_corpus, labelled_queries
 
-from hybrid.errors import ConfigError, InputError
+from hybrid.core.errors import ConfigError, InputError
 from hybrid.retrieval.sparse import PassageBM25
 from ltr.reader.data import build_training_queries, read_labelled_corpus, read_pool, write_pool
 from ltr.reader.store import load_reader, new_reader

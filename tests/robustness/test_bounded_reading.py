@@ -10,10 +10,10 @@ import pytest
 from documented import assert_documented
 
 from hybrid.cli_common import run_cli
-from hybrid.errors import InputError
-from hybrid.formats.corpus import read_corpus
-from hybrid.formats.lines import MAX_LINE_BYTES, SkipReport, iter_lines
-from hybrid.formats.topics import read_topics
+from hybrid.core.errors import InputError
+from hybrid.core.formats.corpus import read_corpus
+from hybrid.core.formats.lines import MAX_LINE_BYTES, SkipReport, iter_lines
+from hybrid.core.formats.topics import read_topics
 
 needs_dev_zero = pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
 

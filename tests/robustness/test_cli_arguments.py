@@ -12,8 +12,8 @@ import pytest
 from documented import assert_documented
 
 from hybrid.cli_common import run_cli
-from hybrid.errors import IndexMissingError, InputError
-from hybrid.formats.qrels import read_qrels
+from hybrid.core.errors import IndexMissingError, InputError
+from hybrid.core.formats.qrels import read_qrels
 
 HYBRID = Path(__file__).resolve().parents[2] / "hybrid"
 CLIS = ["index", "search", "eval", "experiment", "report", "recipe_train", "index_dense", "train_dense", "fewshot",

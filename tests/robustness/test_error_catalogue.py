@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from features.annotate import AnnotationConfig
-from hybrid.errors import ConfigError, InputError
-from hybrid.formats.config import load_config
-from hybrid.formats.corpus import read_corpus
-from hybrid.formats.qrels import read_qrels
-from hybrid.formats.runs import read_run
-from hybrid.formats.topics import read_topics
+from hybrid.core.errors import ConfigError, InputError
+from hybrid.core.formats.config import load_config
+from hybrid.core.formats.corpus import read_corpus
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import read_run
+from hybrid.core.formats.topics import read_topics
 from indexes.lucene import IndexConfig
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "errors.md"

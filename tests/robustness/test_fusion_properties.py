@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hybrid.errors import ConfigError
-from hybrid.formats.runs import sorted_hits
+from hybrid.core.errors import ConfigError
+from hybrid.core.formats.runs import sorted_hits
+from hybrid.core.records import Hit
 from hybrid.fusion import NORMALISATIONS, fuse_runs
-from hybrid.records import Hit
 
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=100)
 METHODS = [("rrf", "minmax")] + [(m, n) for m in ("combsum", "combmnz") for n in NORMALISATIONS]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from synthetic_corpus import write_corpus
 
-from hybrid.atomic import remove_stale_builds
+from hybrid.core.atomic import remove_stale_builds
 from indexes.lucene import METADATA
 
 N_PASSAGES = 3000

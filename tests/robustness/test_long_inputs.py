@@ -11,9 +11,9 @@ import random
 import pytest
 from synthetic_corpus import vocabulary
 
-from hybrid.errors import InputError
-from hybrid.formats.corpus import MAX_PASSAGE_CHARS
-from hybrid.formats.topics import MAX_QUERY_CHARS, read_topics
+from hybrid.core.errors import InputError
+from hybrid.core.formats.corpus import MAX_PASSAGE_CHARS
+from hybrid.core.formats.topics import MAX_QUERY_CHARS, read_topics
 
 
 def long_text(n_words: int, seed: int = 0) -> str:
@@ -30,7 +30,7 @@ def test_index_build_truncates_a_long_passage_and_says_where(tmp_path, caplog):
     corpus.write_text(json.dumps({"id": "a:0", "text": "Tara Reid entered rehab.", "mentions": []}) + "\n"
                       + json.dumps({"id": "b:0", "text": text, "mentions": [
                           {"start": 0, "end": 9, "kind": "entity"}, {"start": 12000, "end": 12004}]}) + "\n")
-    with caplog.at_level(logging.WARNING, logger="hybrid.formats"):
+    with caplog.at_level(logging.WARNING, logger="hybrid.core.formats"):
         build_index(IndexConfig(corpus=str(corpus), annotation=LEGACY), tmp_path / "idx", progress=False)
     assert f"{corpus}:2: passage 'b:0' has {len(text)} characters; truncated to" in caplog.text
     assert "dropping 1 mention(s) past the cut" in caplog.text
@@ -44,7 +44,7 @@ def test_long_query_is_clipped_around_its_mention_with_a_warning(tmp_path, caplo
     before, after = long_text(2000, seed=1), long_text(2000, seed=2)
     path = tmp_path / "t.tsv"
     path.write_text(f"q1\t{before} <m> Tara Reid </m> {after}\td1\nq2\tshort <m> one </m>\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="hybrid.formats"):
+    with caplog.at_level(logging.WARNING, logger="hybrid.core.formats"):
         long, short = read_topics(path)
     assert f"{path}:1: query 'q1' has" in caplog.text
     assert f"clipped to {MAX_QUERY_CHARS} around the mention" in caplog.text

@@ -9,8 +9,8 @@ import shutil
 import pytest
 from documented import assert_documented
 
+from hybrid.core.errors import ConfigError
 from hybrid.dense.encoder import ENCODER_CONFIG, BiEncoder, EncoderConfig
-from hybrid.errors import ConfigError
 
 
 @pytest.fixture(scope="module")

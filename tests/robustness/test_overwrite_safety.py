@@ -10,7 +10,7 @@ import pytest
 from documented import assert_documented
 
 from hybrid.cli_common import run_cli
-from hybrid.errors import InputError
+from hybrid.core.errors import InputError
 from hybrid.index import main as index_main
 from hybrid.search import main as search_main
 from indexes.lucene import METADATA, check_index_target

@@ -6,7 +6,7 @@ import pytest
 from documented import assert_documented
 
 from hybrid.cli_common import run_cli
-from hybrid.errors import ConfigError
+from hybrid.core.errors import ConfigError
 from hybrid.experiment import main as experiment_main
 from hybrid.recipe_builders import artifact_path, inside
 from hybrid.recipes import Context, RecipeSource, load_recipe, parse_recipe
@@ -65,8 +65,8 @@ def test_artifact_paths_inside_are_resolved(tmp_path):
 
 
 def test_recipe_train_refuses_a_model_path_outside_artifacts(sparse_index, data_dir, tmp_path):
-    from hybrid.formats import read_topics
-    from hybrid.formats.qrels import read_qrels
+    from hybrid.core.formats import read_topics
+    from hybrid.core.formats.qrels import read_qrels
     from hybrid.recipe_train import train_recipe
 
     root = tmp_path / "artifacts"

@@ -10,8 +10,8 @@ import pytest
 from documented import assert_documented
 
 from hybrid.cli_common import run_cli
-from hybrid.errors import InputError
-from hybrid.formats.runs import (
+from hybrid.core.errors import InputError
+from hybrid.core.formats.runs import (
     meta_path,
     read_run_meta,
     run_set_lock,
@@ -20,7 +20,7 @@ from hybrid.formats.runs import (
     write_run_set,
     write_spans,
 )
-from hybrid.records import Hit
+from hybrid.core.records import Hit
 
 
 def a_run(seed: int) -> dict:

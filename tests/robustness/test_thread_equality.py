@@ -13,9 +13,9 @@ import tracemalloc
 import pytest
 from synthetic_corpus import passages, topics_tsv, write_corpus
 
-from hybrid.formats.runs import write_run
-from hybrid.formats.topics import read_topics
-from hybrid.records import Run
+from hybrid.core.formats.runs import write_run
+from hybrid.core.formats.topics import read_topics
+from hybrid.core.records import Run
 
 
 def as_tuples(run: Run) -> dict[str, list[tuple[str, float]]]:
@@ -60,7 +60,7 @@ def test_generated_index_batch_search_threads(synthetic, tmp_path, formulation):
 
 
 def test_multifield_java_threads_agree_with_each_other_and_the_pyjnius_path(synthetic):
-    from hybrid.java import available
+    from hybrid.core.java import available
     from hybrid.retrieval.sparse import MultiFieldBM25
 
     if not available():

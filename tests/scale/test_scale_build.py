@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scale_helpers import needs_sharded_search
 
-from hybrid.records import Mention, Passage
+from hybrid.core.records import Mention, Passage
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_manifest_checksums_catch_a_changed_or_extra_file(tiny_sharded, tmp_path
 
 def test_more_shards_than_documents_is_a_clear_error(tiny_corpus, tmp_path):
     from features.annotate import LEGACY
-    from hybrid.errors import ConfigError
+    from hybrid.core.errors import ConfigError
     from indexes.lucene import IndexConfig
     from indexes.shards import build_sharded_index
 
@@ -157,7 +157,7 @@ def test_merge_orders_by_score_then_id_and_cuts_at_k():
 
 
 def test_engine_choice(monkeypatch):
-    from hybrid.errors import ConfigError
+    from hybrid.core.errors import ConfigError
     from hybrid.scale.ray_engine import LocalEngine, get_engine
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)

@@ -28,7 +28,7 @@ def indexes(sample_single, sample_sharded):
 
 @pytest.fixture(scope="module")
 def topics(indexes, sample_topics):
-    from hybrid.formats.topics import read_topics
+    from hybrid.core.formats.topics import read_topics
 
     single, _ = indexes
     found = read_topics(sample_topics, resolve=single.passage_text)

@@ -54,8 +54,8 @@ def test_ray_build_matches_the_in_process_build(ray_sharded, sample_sharded):
 
 @pytest.fixture(scope="module")
 def searched(engine, ray_sharded, sample_single, sample_topics, tiny_encoder):
+    from hybrid.core.formats.topics import read_topics
     from hybrid.dense.encoder import BiEncoder
-    from hybrid.formats.topics import read_topics
     from hybrid.retrieval.dense import DenseRetriever
     from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.scale.sharded_search import ShardedDense, open_index

@@ -7,10 +7,10 @@ import logging
 
 import pytest
 
-from hybrid.errors import InputError
-from hybrid.formats import lines as lines_module
-from hybrid.formats.corpus import MAX_PASSAGE_CHARS, read_corpus
-from hybrid.formats.lines import SkipReport
+from hybrid.core.errors import InputError
+from hybrid.core.formats import lines as lines_module
+from hybrid.core.formats.corpus import MAX_PASSAGE_CHARS, read_corpus
+from hybrid.core.formats.lines import SkipReport
 from hybrid.sample import sample_paths
 
 
@@ -90,7 +90,7 @@ def test_long_passage_is_truncated_with_a_warning_naming_file_and_line(tmp_path,
     path = write(tmp_path, {"id": "s", "text": "short"},
                  {"id": "long", "text": text, "mentions": [{"start": 0, "end": 4}, {"start": 6000, "end": 6004}]})
     report = SkipReport()
-    with caplog.at_level(logging.WARNING, logger="hybrid.formats"):
+    with caplog.at_level(logging.WARNING, logger="hybrid.core.formats"):
         short, long = read_corpus(path, skip_bad=report)
     assert short.text == "short"
     assert len(long.text) <= MAX_PASSAGE_CHARS and text.startswith(long.text) and long.text.endswith("word")
@@ -104,7 +104,7 @@ def test_long_passage_is_truncated_with_a_warning_naming_file_and_line(tmp_path,
 
 def test_many_truncations_are_summarised(tmp_path, caplog):
     path = write(tmp_path, *({"id": f"p{i}", "text": "x" * 60} for i in range(15)))
-    with caplog.at_level(logging.WARNING, logger="hybrid.formats"):
+    with caplog.at_level(logging.WARNING, logger="hybrid.core.formats"):
         passages = list(read_corpus(path, max_chars=50))
     assert all(len(p.text) == 50 for p in passages)
     assert caplog.text.count("truncated to 50") == 10

@@ -19,12 +19,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from hybrid.errors import InputError
-from hybrid.formats.corpus import read_corpus
-from hybrid.formats.qrels import read_qrels
-from hybrid.formats.runs import read_run, sorted_hits, write_run
-from hybrid.formats.topics import CLOSE, OPEN, clip_topic, parse_marked, read_topics
-from hybrid.records import Hit, Topic
+from hybrid.core.errors import InputError
+from hybrid.core.formats.corpus import read_corpus
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import read_run, sorted_hits, write_run
+from hybrid.core.formats.topics import CLOSE, OPEN, clip_topic, parse_marked, read_topics
+from hybrid.core.records import Hit, Topic
 
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=200,
                     suppress_health_check=[HealthCheck.too_slow])

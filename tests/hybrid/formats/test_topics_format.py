@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from hybrid.errors import InputError
-from hybrid.formats.lines import SkipReport
-from hybrid.formats.topics import parse_marked, read_topics, write_topics_tsv
-from hybrid.records import Topic
+from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import SkipReport
+from hybrid.core.formats.topics import parse_marked, read_topics, write_topics_tsv
+from hybrid.core.records import Topic
 from hybrid.sample import sample_paths
 
 

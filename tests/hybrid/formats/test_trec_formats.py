@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from hybrid.formats.qrels import read_qrels
-from hybrid.formats.runs import read_run, write_run
-from hybrid.records import Hit
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import read_run, write_run
+from hybrid.core.records import Hit
 
 
 def test_qrels_accept_tabs_and_spaces(tmp_path):

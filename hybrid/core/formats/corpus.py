@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from hybrid.errors import InputError
-from hybrid.formats.lines import (
+from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import (
     SkipReport,
     check_keys,
     invisible_only,
@@ -33,7 +33,7 @@ from hybrid.formats.lines import (
     parse_json_object,
     require,
 )
-from hybrid.records import KINDS, Mention, Passage
+from hybrid.core.records import KINDS, Mention, Passage
 
 PASSAGE_KEYS = {"id", "doc_id", "text", "mentions", "sent_id", "contents"}
 MENTION_KEYS = {"start", "end", "text", "kind", "tag", "chain", "m_id"}

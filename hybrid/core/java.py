@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hybrid.jvm import has_project_jar, require_project_jar, start_jvm
+from hybrid.core.jvm import has_project_jar, require_project_jar, start_jvm
 
 #: The stable per-channel feature names, in column order (see FeatureExtractor.java for definitions).
 FEATURES = ("bm25", "ql", "tfidf", "matched", "coverage", "tf", "length", "min_span", "proximity")
@@ -138,7 +138,9 @@ class FeatureBatch:
                                                                    float(mu))
         names = tuple(self.java.featureNames())
         if names != FEATURES:
-            raise RuntimeError(f"the jar's features {names} differ from hybrid.java.FEATURES {FEATURES}; rebuild it")
+            raise RuntimeError(
+                f"the jar's features {names} differ from hybrid.core.java.FEATURES {FEATURES}; rebuild it"
+            )
 
     @classmethod
     def open(cls, lucene_dir: str | Path, k1: float = 0.9, b: float = 0.4, mu: float = 1000.0) -> FeatureBatch:

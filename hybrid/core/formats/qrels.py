@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hybrid.errors import InputError
-from hybrid.formats.lines import iter_lines, split_columns
+from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import iter_lines, split_columns
 
 Qrels = dict[str, dict[str, int]]
 QRELS_COLUMNS = ("qid", "iter", "docid", "relevance")

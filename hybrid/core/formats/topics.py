@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from hybrid.errors import InputError
-from hybrid.formats.lines import (
+from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import (
     SkipReport,
     check_keys,
     control_character,
@@ -30,7 +30,7 @@ from hybrid.formats.lines import (
     parse_json_object,
     require,
 )
-from hybrid.records import KINDS, Topic
+from hybrid.core.records import KINDS, Topic
 
 OPEN, CLOSE = "<m>", "</m>"
 #: Longer query texts are clipped to a window around the mention (warned, see :func:`clip_topic`).
@@ -284,7 +284,7 @@ def _clip(path: Path, number: int, topic: Topic, max_chars: int, report: SkipRep
 
 def write_topics_tsv(topics: list[Topic], path: str | Path) -> None:
     """Write TSV topics atomically; a topic that TSV cannot hold (tab/newline in a field) is a ValueError."""
-    from hybrid.atomic import atomic_write
+    from hybrid.core.atomic import atomic_write
 
     lines = []
     for t in topics:

@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hybrid.atomic import atomic_write
-from hybrid.errors import InputError
-from hybrid.formats.lines import control_character, iter_lines, split_columns
-from hybrid.records import Hit, Run
+from hybrid.core.atomic import atomic_write
+from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import control_character, iter_lines, split_columns
+from hybrid.core.records import Hit, Run
 
 log = logging.getLogger(__name__)
 SCORE_DECIMALS = 6
@@ -179,8 +179,8 @@ def read_run_meta(run_path: str | Path, spans_path: str | Path | None = None) ->
 def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int, str | None]]:
     """(qid, docid) -> (start, end, mention) from a spans JSONL (``hybrid.search --spans``); rows without a
     span are skipped; a malformed line is an InputError naming the file and line."""
-    from hybrid.errors import InputError
-    from hybrid.formats.lines import iter_lines, optional, parse_json_object, require
+    from hybrid.core.errors import InputError
+    from hybrid.core.formats.lines import iter_lines, optional, parse_json_object, require
 
     spans: dict[tuple[str, str], tuple[int, int, str | None]] = {}
     for number, line in iter_lines(path):

@@ -3,7 +3,7 @@
 Configs are never executed (no ``eval``, no pickle, no YAML tags). Every key must be a field of
 the target dataclass: a misspelt key (``k_1`` for ``k1``) would otherwise be silently ignored and
 the run would use a default the user thinks they changed. Unknown keys, wrong types and missing
-required keys are :class:`~hybrid.errors.ConfigError`\\ s naming the file and (where the key is found
+required keys are :class:`~hybrid.core.errors.ConfigError`\\ s naming the file and (where the key is found
 in the text) the line.
 """
 
@@ -17,8 +17,8 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union
 
-from hybrid.errors import ConfigError, InputError
-from hybrid.formats.lines import check_file, near_miss
+from hybrid.core.errors import ConfigError, InputError
+from hybrid.core.formats.lines import check_file, near_miss
 
 T = TypeVar("T")
 

@@ -59,8 +59,8 @@ def compare_query_ids(qrels: Mapping[str, object], run: Mapping[str, list], topi
 
 def topic_query_ids(path: str | Path) -> set[str]:
     """The query ids of a topics file (TSV or JSONL) without resolving passages (no index needed)."""
-    from hybrid.formats.lines import iter_lines, parse_json_object
-    from hybrid.formats.topics import topics_format
+    from hybrid.core.formats.lines import iter_lines, parse_json_object
+    from hybrid.core.formats.topics import topics_format
 
     path = Path(path)
     ids: set[str] = set()

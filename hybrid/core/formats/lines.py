@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hybrid.errors import InputError
+from hybrid.core.errors import InputError
 
-log = logging.getLogger("hybrid.formats")
+log = logging.getLogger("hybrid.core.formats")
 
 #: Longest line read into memory; beyond it the line is an error (a passage is a sentence or paragraph).
 MAX_LINE_BYTES = 16 * 1024 * 1024

@@ -21,14 +21,14 @@ MAX_CLAUSES = 1 << 16
 #: JVM options that the bundled runtime cannot satisfy; removed before the VM starts.
 DROPPED_OPTIONS = ("--add-modules=jdk.incubator.vector",)
 #: Where `mvn package` leaves the project's own jar (see pom.xml).
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 JAR_GLOBS = (
     str(PROJECT_ROOT / "target" / "hybrid-lucene-*.jar"),
-    str(Path(__file__).resolve().parent / "jars" / "hybrid-lucene-*.jar"),
+    str(Path(__file__).resolve().parent.parent / "jars" / "hybrid-lucene-*.jar"),
 )
 JAR_BUILD_COMMAND = (
     "mvn -o -q -Dmaven.repo.local=/usr/share/maven-repo "
-    "-Danserini.jar=\"$(python -c 'from hybrid.jvm import anserini_jar; print(anserini_jar())')\" "
+    "-Danserini.jar=\"$(python -c 'from hybrid.core.jvm import anserini_jar; print(anserini_jar())')\" "
     "package -DskipTests (run in the repository root; see README 'Java extension')"
 )
 
@@ -120,7 +120,7 @@ def start_jvm(extra_options: tuple[str, ...] = ()) -> None:
     import jnius  # noqa: F401  (importing jnius creates the VM)
 
     # A long query passage analyses to more terms than Lucene's default 1,024 clauses (TooManyClauses);
-    # topics are clipped to MAX_QUERY_CHARS (hybrid.formats.topics), which stays far below this.
+    # topics are clipped to MAX_QUERY_CHARS (hybrid.core.formats.topics), which stays far below this.
     jnius.autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(MAX_CLAUSES)
 
 
