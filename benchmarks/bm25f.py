@@ -49,7 +49,7 @@ def main() -> None:
     from hybrid.evaluation import evaluate
     from hybrid.retrieval.bm25f import BM25F
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-    from hybrid.retrieval.sparse_index import open_for_timing
+    from indexes.sparse_index import open_for_timing
 
     index, topics = open_for_timing(args.index, args.topics, args.limit)
     qrels = read_qrels(args.qrels)

@@ -69,7 +69,7 @@ def main() -> None:
     from hybrid.fusion import fuse_runs, tune_weights
     from hybrid.retrieval.dense import DenseRetriever
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     index = SparseIndex(args.index)
     topics = read_topics(args.topics, resolve=index.passage_text)

@@ -55,8 +55,8 @@ def main() -> None:
     from hybrid.core.records import Hit
     from hybrid.evaluation import evaluate
     from hybrid.retrieval.dense import DenseRetriever, best_mention_of_passages
-    from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.faiss_index import KIND_CODES
+    from indexes.sparse_index import SparseIndex
 
     index = SparseIndex(args.index)
     topics = read_topics(args.topics, resolve=index.passage_text)

@@ -44,7 +44,7 @@ def sample_topics(source: Path, target: Path, per_kind: int, seed: int) -> int:
 def available_recipes(index: str, artifacts: str) -> tuple[list[str], dict[str, str]]:
     from hybrid.core.errors import ConfigError, InputError
     from hybrid.recipes import Context, bundled_recipes, load_recipe
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     context = Context(index=SparseIndex(index), artifacts=artifacts)
     ok, skipped = [], {}

@@ -36,10 +36,10 @@ def main() -> None:
 
     from features.sparse_features import SparseFeatureExtractor
     from hybrid.core.java import FEATURES
-    from hybrid.java_explain import LuceneExplainer
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-    from hybrid.retrieval.sparse_index import open_for_timing
+    from indexes.java_explain import LuceneExplainer
     from indexes.lucene import MENTIONS
+    from indexes.sparse_index import open_for_timing
 
     index, topics = open_for_timing(args.index, args.topics, args.limit)
 

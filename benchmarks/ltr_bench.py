@@ -129,7 +129,7 @@ def main(argv=None) -> int:
     from hybrid.core.formats.qrels import read_qrels
     from hybrid.core.formats.topics import read_topics
     from hybrid.retrieval.sparse import PassageBM25
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
     from ltr.ablation import ablate, format_ablation
     from ltr.featureset import load_featureset
     from ltr.importance import format_importance, group_totals, importance, plot_importance

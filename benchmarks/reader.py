@@ -39,7 +39,7 @@ from hybrid.core.formats.topics import read_topics  # noqa: E402
 from hybrid.core.records import KINDS, Hit, Run  # noqa: E402
 from hybrid.evaluation import evaluate, per_query  # noqa: E402
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25  # noqa: E402
-from hybrid.retrieval.sparse_index import SparseIndex  # noqa: E402
+from indexes.sparse_index import SparseIndex  # noqa: E402
 from ltr.reader.context import LeadContext  # noqa: E402
 from ltr.reader.infer import rerank_run, write_spans  # noqa: E402
 from ltr.reader.interpolate import cross_fit, interpolate, tune_weight  # noqa: E402

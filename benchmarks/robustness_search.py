@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.core.formats.topics import read_topics
     from hybrid.core.java import available
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     index = SparseIndex(args.index)
     topics = read_topics(args.topics, resolve=index.passage_text)

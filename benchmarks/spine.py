@@ -19,7 +19,7 @@ import time
 from hybrid.core.formats import read_qrels, read_topics
 from hybrid.evaluation import evaluate
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-from hybrid.retrieval.sparse_index import SparseIndex
+from indexes.sparse_index import SparseIndex
 
 MEASURES = ("RR@10", "AP@100", "R@100")
 

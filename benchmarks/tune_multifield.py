@@ -12,7 +12,7 @@ import random
 from hybrid.core.formats import read_qrels, read_topics
 from hybrid.evaluation import evaluate
 from hybrid.retrieval.sparse import Clause, MultiFieldBM25, parse_clauses
-from hybrid.retrieval.sparse_index import SparseIndex
+from indexes.sparse_index import SparseIndex
 
 START = "chain:mention=0.5,mention:coref=0.5,chain:coref=0.25,ner=0.3,context=0.3,trigrams=0.2,mention=0.25,acronym=0.1"
 STEPS = (0.0, 0.5, 2.0)  # multipliers tried per clause

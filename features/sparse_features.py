@@ -38,8 +38,8 @@ from features.annotate import FIELDS, MentionRecord
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Run, Topic
 from hybrid.retrieval.sparse import QUERY_SOURCES, query_source_text
-from hybrid.retrieval.sparse_index import SparseIndex
 from indexes.lucene import MENTIONS
+from indexes.sparse_index import SparseIndex
 
 DEFAULT_CHANNELS = ("mention", "chain:mention", "mention:coref", "chain:coref", "ner", "context", "trigrams",
                     "acronym")

@@ -156,8 +156,8 @@ def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
 def open_index(path: str | Path = SAMPLE, engine: str = "local", progress: bool = True):
     """A hybrid index (starts the JVM): a directory built by ``python -m hybrid.index``, a sharded index, or
     ``"sample"`` (the bundled sample's index, built under ``~/.cache/hybrid`` on first use)."""
-    from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.scale.sharded_search import open_index as open_any
+    from indexes.sparse_index import SparseIndex
 
     if str(path) == SAMPLE:
         from hybrid.sample import sample_index

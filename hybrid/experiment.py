@@ -127,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.core.formats.topics import read_topics
     from hybrid.core.provenance import code_version, inputs, versions
     from hybrid.recipes import Context, load_recipe
-    from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.sample import sample_index, sample_paths
+    from indexes.sparse_index import SparseIndex
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":

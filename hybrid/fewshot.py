@@ -359,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.core.errors import ConfigError
     from hybrid.core.formats.qrels import read_qrels
     from hybrid.core.formats.topics import read_topics
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     torch.set_num_threads(1)  # tiny per-query models: one thread is several times faster on a shared CPU
     if any(v.startswith("dense") for v in args.variants) and not args.dense:

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
         raise InputError(None, None, "--dense-encoder needs --shards (one index: python -m hybrid.index_dense)")
     if args.shards:
-        from hybrid.scale.ray_engine import get_engine
+        from hybrid.core.ray_engine import get_engine
         from indexes.shards import build_sharded_index
 
         with get_engine(args.engine, address=args.ray_address) as engine:

@@ -27,7 +27,7 @@ from hybrid.core.errors import InputError
 
 
 def parser() -> argparse.ArgumentParser:
-    from hybrid.dense.encoder import POOLINGS
+    from features.encoder import POOLINGS
 
     p = make_parser("python -m hybrid.index_dense", __doc__, epilog=True)
     p.add_argument("--index", required=True, help="hybrid index directory (built by python -m hybrid.index)")
@@ -60,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     from dataclasses import replace
 
-    from hybrid.dense.encoder import BiEncoder
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from features.encoder import BiEncoder
     from indexes.faiss_index import DENSE_DIR, build_dense_index
+    from indexes.sparse_index import SparseIndex
 
     index = SparseIndex(args.index)
     encoder = BiEncoder.load(args.encoder, device=args.device)

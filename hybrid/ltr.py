@@ -203,7 +203,7 @@ def format_metrics(tables: dict[str, dict[str, dict[str, float]]], measures=("AP
 
 def _open(args: argparse.Namespace):
     from features.pairs.resources import IndexResources
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     if args.depth < 1:
         raise InputError(None, None, "--depth must be >= 1")

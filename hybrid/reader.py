@@ -109,7 +109,7 @@ def parser() -> argparse.ArgumentParser:
 def build_pool(args: argparse.Namespace) -> None:
     from hybrid.core.provenance import versions
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
     from ltr.reader.data import build_training_queries, read_labelled_corpus, write_pool
 
     missing = [name for name in ("index", "corpus", "queries") if not getattr(args, name)]
@@ -157,7 +157,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     from hybrid.core.formats.runs import read_run, write_run_set
     from hybrid.core.formats.topics import read_topics
     from hybrid.core.provenance import versions
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
     from ltr.reader.context import LeadContext
     from ltr.reader.infer import rerank_run, write_spans
     from ltr.reader.stage import index_mention_spans

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.core.formats.qrels import read_qrels
     from hybrid.core.formats.topics import read_topics
     from hybrid.recipes import Context, load_recipe
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     recipe = load_recipe(args.recipe)
     index = SparseIndex(args.index)

@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.core.atomic import atomic_write
     from hybrid.core.formats import read_qrels, read_run, read_topics
     from hybrid.core.formats.runs import read_run_meta
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     read_run_meta(args.run, args.spans)  # a meta or spans file that does not belong to the run is an error
     if args.baseline:

@@ -237,9 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.core.formats.topics import read_topics
     from hybrid.core.provenance import code_version, inputs, search_options, versions
     from hybrid.evaluation import evaluate
-    from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.sample import sample_index, sample_paths
     from hybrid.scale.sharded_search import open_index
+    from indexes.sparse_index import SparseIndex
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":

@@ -23,7 +23,7 @@ from hybrid.core.errors import InputError
 
 
 def parser() -> argparse.ArgumentParser:
-    from hybrid.dense.encoder import POOLINGS
+    from features.encoder import POOLINGS
 
     p = make_parser("python -m hybrid.train_dense", __doc__, epilog=True)
     p.add_argument("--index", required=True, help="hybrid index of the corpus (candidate spans, BM25 negatives)")
@@ -64,11 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.steps < 1 or args.batch_size < 1:
         raise InputError(None, None, "--steps and --batch-size must be >= 1")
+    from features.encoder import EncoderConfig
     from hybrid.core.formats.topics import read_topics
     from hybrid.dense.data import TrainingSet, build_training_set, summarize
-    from hybrid.dense.encoder import EncoderConfig
     from hybrid.dense.train import TrainConfig, train
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     progress = not args.quiet
     if args.threads:

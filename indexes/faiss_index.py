@@ -46,8 +46,8 @@ from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
 
 if TYPE_CHECKING:
-    from hybrid.dense.encoder import BiEncoder
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from features.encoder import BiEncoder
+    from indexes.sparse_index import SparseIndex
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
         passages = passages[:limit]
     if not passages:
         raise ValueError(f"{index.path}: no passages to encode")
-    from hybrid.dense.encoder import Unit
+    from features.encoder import Unit
 
     started = time.time()
     with atomic_directory(output, overwrite=overwrite) as tmp:

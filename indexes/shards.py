@@ -16,7 +16,7 @@ search of :mod:`hybrid.scale.sharded_search` equals the search of one index.
 Documents go to the shard with the fewest passages so far when first seen (ties: the lower shard), which
 keeps shards balanced to within one document and is deterministic given the corpus order.
 
-The build runs on an :class:`~hybrid.scale.ray_engine.Engine`: annotation is a batch job over whole
+The build runs on an :class:`~hybrid.core.ray_engine.Engine`: annotation is a batch job over whole
 documents (Ray Data on Ray, a loop in-process otherwise), then one Lucene build per shard (a Ray task
 each). The whole directory is built in a temporary sibling and renamed into place when complete, so an
 interrupted build leaves the previous index or nothing.
@@ -269,7 +269,7 @@ def build_sharded_index(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Annotate the corpus and build ``n_shards`` complete hybrid indexes plus the manifest; returns it."""
-    from hybrid.scale.ray_engine import get_engine
+    from hybrid.core.ray_engine import get_engine
 
     if n_shards < 1:
         raise ConfigError(None, None, f"--shards must be >= 1, got {n_shards}")
@@ -367,13 +367,13 @@ class EncodeBatch:
     """
 
     def __init__(self, encoder: str, config: dict[str, Any], batch_size: int, device: str | None = None):
-        from hybrid.dense.encoder import BiEncoder, EncoderConfig
+        from features.encoder import BiEncoder, EncoderConfig
 
         self.encoder = BiEncoder.load(encoder, config=EncoderConfig.from_json(config), device=device)
         self.batch_size = batch_size
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from hybrid.dense.encoder import Unit
+        from features.encoder import Unit
 
         items = [json.loads(line) for line in batch["text"]]
         units = [Unit(item["text"], [(s, e) for s, e in item["spans"]]) for item in items]
@@ -398,10 +398,9 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
     """
     import faiss
 
+    from features.encoder import BiEncoder
     from hybrid.core.atomic import atomic_write
-    from hybrid.dense.encoder import BiEncoder
-    from hybrid.retrieval.sparse_index import SparseIndex
-    from hybrid.scale.ray_engine import get_engine
+    from hybrid.core.ray_engine import get_engine
     from indexes.faiss_index import (
         DENSE_DIR,
         DENSE_METADATA,
@@ -413,6 +412,7 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
         iter_index_passages,
     )
     from indexes.faiss_index import FORMAT_VERSION as DENSE_FORMAT
+    from indexes.sparse_index import SparseIndex
 
     path = Path(path).resolve()
     engine = get_engine(engine)

@@ -16,7 +16,7 @@ from features.pairs.batch import build_batch
 from features.pairs.resources import IndexResources
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Reranker
-from hybrid.retrieval.sparse_index import SparseIndex
+from indexes.sparse_index import SparseIndex
 from ltr.matrix import FeatureMatrix, extract
 from ltr.model import TrainedModel
 

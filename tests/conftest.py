@@ -41,7 +41,7 @@ def tiny_index(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def sparse_index(tiny_index):
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     return SparseIndex(tiny_index)
 

@@ -15,7 +15,7 @@ from features.annotate import MentionRecord
 from features.pairs.base import QueryContext
 from features.pairs.views import DocumentView, PassageView, RecordView, TermStats
 from hybrid.core.records import Hit, Topic
-from hybrid.retrieval.sparse_index import SparseIndex
+from indexes.sparse_index import SparseIndex
 
 K = TypeVar("K")
 V = TypeVar("V")

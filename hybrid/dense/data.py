@@ -138,7 +138,7 @@ def build_training_set(index, corpus: str | Path, topics: list[Topic], split: st
                        progress: bool = True) -> TrainingSet:
     """Pairs for ``topics`` (their ``meta['cluster']`` labels them) from ``corpus`` lines of ``split``.
 
-    ``index`` is the hybrid :class:`~hybrid.retrieval.sparse_index.SparseIndex` of the corpus;
+    ``index`` is the hybrid :class:`~indexes.sparse_index.SparseIndex` of the corpus;
     ``negatives``: ``multifield`` (span from the mention index), ``bm25`` (plain passage BM25; the
     span is a random candidate of the query's kind) or ``none`` (in-batch negatives only).
     """

@@ -34,9 +34,9 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from features.encoder import BiEncoder, EncoderConfig, Unit
 from hybrid.core.atomic import atomic_directory
 from hybrid.dense.data import TrainingSet, iter_batches
-from hybrid.dense.encoder import BiEncoder, EncoderConfig, Unit
 
 log = logging.getLogger(__name__)
 CHECKPOINT_STATE = "trainer-state.json"

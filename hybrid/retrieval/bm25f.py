@@ -27,8 +27,8 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.sparse import QUERY_FORMULATIONS, QUERY_SOURCES, formulate, query_source_text
-from hybrid.retrieval.sparse_index import SparseIndex
 from indexes.lucene import MENTIONS, docref
+from indexes.sparse_index import SparseIndex
 
 #: Tuned on an ECB+ dev sample (benchmarks/results/java.md); the default of BM25F.
 DEFAULT_BM25F_FIELDS = "mention=1.0,coref=0.5,ner=0.3,context=0.3"

@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.records import Hit, Run, Topic
-from hybrid.dense.encoder import BiEncoder, EncoderConfig
 from hybrid.retrieval.base import Retriever
 from indexes.faiss_index import KIND_CODES, DenseIndex
 

@@ -31,8 +31,8 @@ from tqdm import tqdm
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, Clause, MultiFieldBM25, count_terms
-from hybrid.retrieval.sparse_index import SparseIndex
 from indexes.lucene import parse_mention_doc_id
+from indexes.sparse_index import SparseIndex
 
 DEFAULT_FB_FIELDS = ("mention", "context")
 

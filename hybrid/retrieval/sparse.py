@@ -24,8 +24,8 @@ from features.annotate import FIELDS, MentionRecord, type_tokens
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
-from hybrid.retrieval.sparse_index import SparseIndex
 from indexes.lucene import docref, parse_mention_doc_id
+from indexes.sparse_index import SparseIndex
 
 QUERY_FORMULATIONS = ("sentence", "mention", "mention+args", "context")
 #: Texts a query contributes, taken from its mention record.

@@ -1,6 +1,6 @@
 """Search a sharded hybrid index as if it were one index.
 
-:class:`ShardedIndex` is a :class:`~hybrid.retrieval.sparse_index.SparseIndex` whose ``passages`` and
+:class:`ShardedIndex` is a :class:`~indexes.sparse_index.SparseIndex` whose ``passages`` and
 ``mentions`` searchers are :class:`ShardedLuceneSearcher` objects: they answer pyserini's ``search`` /
 ``batch_search`` / ``doc`` / ``set_bm25`` by fanning every query batch out to all shards and merging per
 query. The retrievers (:class:`~hybrid.retrieval.sparse.PassageBM25`, ``MultiFieldBM25``) therefore run
@@ -36,14 +36,14 @@ from tqdm import tqdm
 
 from hybrid.core.errors import ConfigError
 from hybrid.core.jvm import JAR_BUILD_COMMAND, start_jvm
+from hybrid.core.ray_engine import Engine, get_engine
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.dense import best_mention_per_passage
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-from hybrid.retrieval.sparse_index import SparseIndex
-from hybrid.scale.ray_engine import Engine, get_engine
 from indexes.lucene import MENTIONS, PASSAGES, parse_mention_doc_id
 from indexes.shards import is_sharded, read_manifest
+from indexes.sparse_index import SparseIndex
 
 SEARCHER_CLASS = "io.hybrid.lucene.GlobalStatsSearcher"
 CODEC_CLASS = "io.hybrid.lucene.QueryCodec"
@@ -454,7 +454,7 @@ class ShardedDense(Retriever):
     def __init__(self, index: ShardedIndex, encoder: Any = None, k: int = 100, same_kind: bool = True,
                  overfetch: int = 8, batch_size: int = 64, progress: bool = False, device: str | None = None,
                  name: str = "dense"):
-        from hybrid.dense.encoder import BiEncoder, EncoderConfig
+        from features.encoder import BiEncoder, EncoderConfig
 
         self.index, self.k, self.same_kind, self.overfetch = index, k, same_kind, max(1, overfetch)
         self.batch_size, self.progress, self.name = batch_size, progress, name

@@ -73,7 +73,7 @@ class LeadContext:
 
     @classmethod
     def from_index(cls, index, sentences: int = 2) -> LeadContext:
-        """Leads from a :class:`~hybrid.retrieval.sparse_index.SparseIndex` (its ``docref`` term lookup)."""
+        """Leads from a :class:`~indexes.sparse_index.SparseIndex` (its ``docref`` term lookup)."""
 
         def doc_of(passage_id: str) -> str | None:
             found = index.passage(passage_id)

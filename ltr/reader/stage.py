@@ -29,7 +29,7 @@ def index_mention_spans(index, same_kind: bool = True) -> Callable[[Topic, str],
 class ReaderReranker(Reranker):
     """Reranks the top ``depth`` hits of the incoming run with the neural coreference reader.
 
-    ``passages`` is a :class:`~hybrid.retrieval.sparse_index.SparseIndex` (or any callable
+    ``passages`` is a :class:`~indexes.sparse_index.SparseIndex` (or any callable
     passage id -> text). ``span_source="mentions"`` (needs a SparseIndex) also scores every
     indexed mention of the candidate with the pair scorer and keeps the best; ``"predicted"``
     scores only the span heads' best valid span (CoreSearch's inference). ``interpolate=w`` orders the

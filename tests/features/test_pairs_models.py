@@ -23,7 +23,7 @@ def batch(sparse_index, data_dir):
 
 @pytest.fixture(scope="module")
 def dense_dir(tmp_path_factory, sparse_index, tiny_bert):
-    from hybrid.dense.encoder import BiEncoder, EncoderConfig
+    from features.encoder import BiEncoder, EncoderConfig
     from indexes.faiss_index import build_dense_index
 
     encoder = BiEncoder.load(tiny_bert, EncoderConfig(mark_query=False), device="cpu")

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
+from features.encoder import CLOSE, OPEN, BiEncoder, EncoderConfig, Unit, _windows
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Topic
-from hybrid.dense.encoder import CLOSE, OPEN, BiEncoder, EncoderConfig, Unit, _windows
 
 
 @pytest.fixture(scope="module")

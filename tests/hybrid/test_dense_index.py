@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
+from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.errors import ConfigError, IndexMissingError
 from hybrid.core.records import Topic
-from hybrid.dense.encoder import BiEncoder, EncoderConfig
 from hybrid.retrieval.dense import DenseRetriever
 from indexes.faiss_index import (
     DENSE_METADATA,
@@ -241,8 +241,8 @@ LONELY = [
 def lonely_dense(tmp_path_factory, encoder):
     """A hybrid index with a passage that has no mention record, and its dense index (passage vectors on)."""
     from features.annotate import AnnotationConfig
-    from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.lucene import IndexConfig, build_index
+    from indexes.sparse_index import SparseIndex
 
     root = tmp_path_factory.mktemp("lonely")
     corpus = root / "corpus.jsonl"
@@ -261,7 +261,7 @@ def test_passage_vectors_are_stored_one_per_passage(dense_dir, old_dense_dir, en
     assert index.passage_vectors.ntotal == len(index.passage_ids) == meta["count"]
     assert meta["pooling"] == "mean" and meta["marked"] is False and index.passage_vectors.d == meta["dim"]
     enc = BiEncoder.load(encoder, device="cpu")
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     texts = [SparseIndex(json.loads((dense_dir / DENSE_METADATA).read_text())["source_index"]["path"])
              .passage_text(pid) for pid in index.passage_ids]

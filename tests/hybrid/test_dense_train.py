@@ -8,8 +8,8 @@ import torch
 from dense_toy import toy_topics, write_labelled_corpus
 from safetensors.torch import load_file
 
+from features.encoder import BiEncoder, EncoderConfig
 from hybrid.dense.data import build_training_set
-from hybrid.dense.encoder import BiEncoder, EncoderConfig
 from hybrid.dense.train import TrainConfig, _batch, checkpoint_dir, contrastive_loss, train
 
 

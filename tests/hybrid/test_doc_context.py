@@ -29,8 +29,8 @@ CORPUS = [
 @pytest.fixture(scope="module")
 def net_index(tmp_path_factory):
     from features.annotate import AnnotationConfig
-    from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.lucene import IndexConfig, build_index
+    from indexes.sparse_index import SparseIndex
 
     root = tmp_path_factory.mktemp("net")
     corpus = root / "corpus.jsonl"

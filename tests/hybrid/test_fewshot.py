@@ -128,7 +128,7 @@ def test_tuned_scores_rerank_only_the_pool():
 
 
 def test_cli_on_the_tiny_index(sparse_index, tiny_index, tiny_bert, tmp_path, capsys):
-    from hybrid.dense.encoder import BiEncoder
+    from features.encoder import BiEncoder
     from indexes.faiss_index import build_dense_index
 
     # Labelled queries of the tiny corpus (our own labels): Tara Reid, and 'checking into rehab' in a1, b2 and c3.

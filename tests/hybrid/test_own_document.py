@@ -54,7 +54,7 @@ def test_a_sentence_found_in_several_documents_is_not_guessed(caplog):
     from types import SimpleNamespace
 
     from hybrid.core.records import Topic
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     docs = {"x1:0": "x1", "x2:4": "x2", "y1:0": "y1", "y1:3": "y1"}
     stub = SimpleNamespace(path="idx", passage_json=lambda pid: {"doc_id": docs[pid]},

@@ -131,7 +131,7 @@ def test_ltr_pipeline_trains_through_recipe_train_and_reranks(sparse_index, topi
 
 def test_dense_recipe_resolves_its_index_under_the_artifacts_env(sparse_index, topics, tiny_bert, tmp_path,
                                                                monkeypatch):
-    from hybrid.dense.encoder import BiEncoder
+    from features.encoder import BiEncoder
     from indexes.faiss_index import build_dense_index
 
     build_dense_index(sparse_index, BiEncoder.load(tiny_bert, device="cpu"), tmp_path / "dense" / "ecbplus",

@@ -63,7 +63,7 @@ def test_failed_build_leaves_nothing(tmp_path):
 
 def test_corrupt_metadata_is_a_clear_error(tiny_corpus, tmp_path):
     from hybrid.core.errors import IndexMissingError
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     out = tmp_path / "idx"
     build_index(IndexConfig(corpus=str(tiny_corpus), annotation=LEGACY), out, progress=False)

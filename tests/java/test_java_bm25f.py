@@ -116,8 +116,8 @@ def test_search_cli_bm25f_model(tiny_index, data_dir, tmp_path):
     from hybrid.core.formats.runs import read_run
     from hybrid.core.formats.topics import read_topics
     from hybrid.retrieval.bm25f import BM25F
-    from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.search import main as search_main
+    from indexes.sparse_index import SparseIndex
 
     out = tmp_path / "bm25f.trec"
     topics_path = data_dir / "tiny_topics.jsonl"

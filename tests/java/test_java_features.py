@@ -32,7 +32,7 @@ def mention_ids(sparse_index, tiny_corpus):
 def test_bm25_feature_equals_lucene_explain(sparse_index, topics, mention_ids):
     from features.sparse_features import SparseFeatureExtractor
     from hybrid.core.java import FEATURES
-    from hybrid.java_explain import LuceneExplainer
+    from indexes.java_explain import LuceneExplainer
     from indexes.lucene import MENTIONS
 
     extractor = SparseFeatureExtractor(sparse_index)

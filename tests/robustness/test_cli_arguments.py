@@ -130,7 +130,7 @@ def test_damaged_lucene_index_names_itself_and_the_rebuild_command(tiny_index, t
     assert "Traceback" not in err and "\tat " not in err
     assert_documented("is damaged: Lucene cannot open its mentions/")
     with pytest.raises(IndexMissingError):
-        from hybrid.retrieval.sparse_index import SparseIndex
+        from indexes.sparse_index import SparseIndex
 
         SparseIndex(damaged)
 

@@ -99,7 +99,7 @@ def test_killed_rebuilds_keep_the_previous_index_and_a_rerun_finishes(tiny_index
     meta = json.loads((index / METADATA).read_text())
     assert meta["counts"]["passages"] == N_PASSAGES and meta["counts"]["gold_mentions"] == 3 * N_PASSAGES
 
-    from hybrid.retrieval.sparse_index import SparseIndex
+    from indexes.sparse_index import SparseIndex
 
     rebuilt = SparseIndex(index)
     assert rebuilt.passages.num_docs == N_PASSAGES and rebuilt.mentions.num_docs == 3 * N_PASSAGES

@@ -22,8 +22,8 @@ def long_text(n_words: int, seed: int = 0) -> str:
 
 def test_index_build_truncates_a_long_passage_and_says_where(tmp_path, caplog):
     from features.annotate import LEGACY
-    from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.lucene import IndexConfig, build_index
+    from indexes.sparse_index import SparseIndex
 
     text = "Tara Reid " + long_text(2500)  # ~20,000 characters
     corpus = tmp_path / "c.jsonl"

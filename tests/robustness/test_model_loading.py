@@ -9,8 +9,8 @@ import shutil
 import pytest
 from documented import assert_documented
 
+from features.encoder import ENCODER_CONFIG, BiEncoder, EncoderConfig
 from hybrid.core.errors import ConfigError
-from hybrid.dense.encoder import ENCODER_CONFIG, BiEncoder, EncoderConfig
 
 
 @pytest.fixture(scope="module")

@@ -25,8 +25,8 @@ def as_tuples(run: Run) -> dict[str, list[tuple[str, float]]]:
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
     from features.annotate import LEGACY
-    from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.lucene import IndexConfig, build_index
+    from indexes.sparse_index import SparseIndex
 
     root = tmp_path_factory.mktemp("synthetic")
     corpus = write_corpus(root / "corpus.jsonl", 2000, seed=3)

@@ -89,6 +89,6 @@ def sample_sharded(sample_corpus, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_encoder(tiny_bert, tmp_path_factory) -> Path:
     """A saved tiny random bi-encoder (2 layers, hidden 32): fast enough to encode the sample twice."""
-    from hybrid.dense.encoder import BiEncoder
+    from features.encoder import BiEncoder
 
     return BiEncoder.load(tiny_bert, device="cpu").save(tmp_path_factory.mktemp("encoder") / "tiny-dense")

@@ -26,8 +26,8 @@ def tiny_sharded(tiny_corpus, tmp_path_factory):
 
 
 def test_documents_stay_whole_and_shards_balance(sample_sharded, sample_single):
-    from hybrid.retrieval.sparse_index import SparseIndex
     from indexes.shards import read_manifest
+    from indexes.sparse_index import SparseIndex
 
     manifest = read_manifest(sample_sharded)
     single = json.loads((sample_single / "hybrid-index.json").read_text())
@@ -158,7 +158,7 @@ def test_merge_orders_by_score_then_id_and_cuts_at_k():
 
 def test_engine_choice(monkeypatch):
     from hybrid.core.errors import ConfigError
-    from hybrid.scale.ray_engine import LocalEngine, get_engine
+    from hybrid.core.ray_engine import LocalEngine, get_engine
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     assert isinstance(get_engine("local"), LocalEngine)
@@ -168,7 +168,7 @@ def test_engine_choice(monkeypatch):
 
 
 def test_local_engine_batches_lines_in_order(tmp_path):
-    from hybrid.scale.ray_engine import LocalEngine
+    from hybrid.core.ray_engine import LocalEngine
 
     files = [tmp_path / "a.txt", tmp_path / "b.txt"]
     files[0].write_text("1\n2\n\n3\n")

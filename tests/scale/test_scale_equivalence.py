@@ -17,8 +17,8 @@ K = 100
 @pytest.fixture(scope="module")
 def indexes(sample_single, sample_sharded):
     needs_sharded_search()
-    from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.scale.sharded_search import ShardedIndex, open_index
+    from indexes.sparse_index import SparseIndex
 
     single = SparseIndex(sample_single)
     sharded = open_index(sample_sharded, engine="local")
@@ -103,7 +103,7 @@ def test_stored_passages_and_documents_resolve_across_shards(indexes, sample_cor
 
 @pytest.fixture(scope="module")
 def dense(indexes, sample_single, sample_sharded, tiny_encoder):
-    from hybrid.dense.encoder import BiEncoder
+    from features.encoder import BiEncoder
     from hybrid.retrieval.dense import DenseRetriever
     from hybrid.scale.sharded_search import ShardedDense
     from indexes.faiss_index import build_dense_index

@@ -19,7 +19,7 @@ K = 100
 @pytest.fixture(scope="module")
 def engine():
     needs_sharded_search()
-    from hybrid.scale.ray_engine import RayEngine
+    from hybrid.core.ray_engine import RayEngine
 
     engine = RayEngine(num_cpus=2, object_store_memory=256 * 1024**2)
     yield engine
@@ -54,12 +54,12 @@ def test_ray_build_matches_the_in_process_build(ray_sharded, sample_sharded):
 
 @pytest.fixture(scope="module")
 def searched(engine, ray_sharded, sample_single, sample_topics, tiny_encoder):
+    from features.encoder import BiEncoder
     from hybrid.core.formats.topics import read_topics
-    from hybrid.dense.encoder import BiEncoder
     from hybrid.retrieval.dense import DenseRetriever
-    from hybrid.retrieval.sparse_index import SparseIndex
     from hybrid.scale.sharded_search import ShardedDense, open_index
     from indexes.faiss_index import build_dense_index
+    from indexes.sparse_index import SparseIndex
 
     single = SparseIndex(sample_single)
     encoder = BiEncoder.load(tiny_encoder, device="cpu")

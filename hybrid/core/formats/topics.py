@@ -230,7 +230,7 @@ def read_topics(
 
     When ``resolve`` is an index's ``passage_text``, topics that name neither their document nor their passage
     (two-column TSV) are looked up by their unmarked text among the index's passages
-    (:meth:`~hybrid.retrieval.sparse_index.SparseIndex.own_documents`): an exact match gives the query its own
+    (:meth:`~indexes.sparse_index.SparseIndex.own_documents`): an exact match gives the query its own
     document (excluded from its results); the others are warned about once.
 
     Duplicate query ids are errors. With ``skip_bad`` every bad line (unreadable ones included) is
