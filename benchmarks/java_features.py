@@ -34,12 +34,12 @@ def main() -> None:
     p.add_argument("--output", help="write the measurements as JSON here")
     args = p.parse_args()
 
-    from features.sparse_features import SparseFeatureExtractor
     from hybrid.core.java import FEATURES
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
     from indexes.java_explain import LuceneExplainer
     from indexes.lucene import MENTIONS
     from indexes.sparse_index import open_for_timing
+    from ltr.sparse_features import SparseFeatureExtractor
 
     index, topics = open_for_timing(args.index, args.topics, args.limit)
 

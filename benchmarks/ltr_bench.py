@@ -125,7 +125,6 @@ def header(first="run"):
 def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    from features.pairs.resources import IndexResources
     from hybrid.core.formats.qrels import read_qrels
     from hybrid.core.formats.topics import read_topics
     from hybrid.retrieval.sparse import PassageBM25
@@ -136,6 +135,7 @@ def main(argv=None) -> int:
     from ltr.metrics import relevant_counts
     from ltr.model import ltr_versions, train_model
     from ltr.pipeline import LtrReranker, file_digest, load_or_extract
+    from ltr.resources import IndexResources
 
     cache, data = Path(args.cache), Path(args.data)
     cache.mkdir(parents=True, exist_ok=True)
@@ -248,7 +248,7 @@ def main(argv=None) -> int:
     bm25_sample_s = time.perf_counter() - started
     mf_sample = {t.qid: runs["dev"][t.qid] for t in timing_topics}
     timing = {}
-    from features.pairs.external import clear_query_memos
+    from ltr.providers import clear_query_memos
 
     for label, model in ((main_label, main_model), (configs[1][0], models[configs[1][0]])):
         clear_query_memos()  # the query vectors of the dev extraction are remembered: start cold

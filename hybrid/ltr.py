@@ -202,8 +202,8 @@ def format_metrics(tables: dict[str, dict[str, dict[str, float]]], measures=("AP
 
 
 def _open(args: argparse.Namespace):
-    from features.pairs.resources import IndexResources
     from indexes.sparse_index import SparseIndex
+    from ltr.resources import IndexResources
 
     if args.depth < 1:
         raise InputError(None, None, "--depth must be >= 1")

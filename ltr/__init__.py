@@ -1,4 +1,8 @@
 """Learning to rank over first-stage runs: feature sets, learners, cross-validation, ablations.
 
-``ltr/reader/`` (the neural reader) is a separate sub-package; this file stays tiny on purpose.
+``ltr/reader/`` (the neural reader) is a separate sub-package. Importing ``ltr`` registers the feature
+providers that wrap retrievers and the reader (:mod:`ltr.providers`) into the feature registry of
+``features.pairs``, which cannot import them itself (it sits below the retrievers).
 """
+
+from ltr import providers as providers  # noqa: F401  (registers the external feature providers)

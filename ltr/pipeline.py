@@ -12,13 +12,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from features.pairs.batch import build_batch
-from features.pairs.resources import IndexResources
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Reranker
 from indexes.sparse_index import SparseIndex
+from ltr.batch import build_batch
 from ltr.matrix import FeatureMatrix, extract
 from ltr.model import TrainedModel
+from ltr.resources import IndexResources
 
 log = logging.getLogger(__name__)
 

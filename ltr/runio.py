@@ -1,7 +1,7 @@
 """First-stage runs for reranking: a TREC run plus, optionally, the spans JSONL ``hybrid.search --spans`` writes.
 
 The spans tell which mention of each passage the first stage matched; without them the candidate
-mention is chosen by :func:`features.pairs.batch.select_candidate`.
+mention is chosen by :func:`ltr.batch.select_candidate`.
 """
 
 from __future__ import annotations

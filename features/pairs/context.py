@@ -3,7 +3,7 @@
 TF-IDF cosine at sentence and document level, and how much of one mention's wording (IDF-weighted)
 the other side's context contains. Documents matter in ECB+: each topic holds two similar events
 (two earthquakes, two rehab check-ins), and the whole document separates them better than one
-sentence does. Term statistics come from the index (:class:`features.pairs.resources.LuceneTermStats`,
+sentence does. Term statistics come from the index (:class:`ltr.resources.LuceneTermStats`,
 Anserini's English analyzer and the passage index's document frequencies).
 """
 

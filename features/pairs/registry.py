@@ -1,9 +1,9 @@
 """The catalogue of feature providers: the built-in groups plus the pluggable external ones.
 
 Built-in groups (pure Python, always available): ``string``, ``type``, ``chain``, ``arguments``,
-``context``, ``first_stage``. External groups wrap other parts of the project
-(:mod:`features.pairs.external`): per-field sparse scores of the Java extractor, dense and fusion
-scores, the neural reader. An external provider whose module is missing or not usable is still
+``context``, ``first_stage``. External groups wrap other parts of the project (:mod:`ltr.providers`,
+registered by it through :func:`register_external`): per-field sparse scores of the Java extractor,
+dense and fusion scores, the neural reader. An external provider whose module is missing or not usable is still
 listed, with the reason, so a feature set naming its features fails with an explanation rather than
 "unknown feature".
 """
@@ -11,6 +11,7 @@ listed, with the reason, so a feature set naming its features fails with an expl
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from features.pairs import arguments, chains, context, first_stage, strings, types
@@ -22,11 +23,21 @@ BUILTIN: tuple[FeatureProvider, ...] = (
 )
 
 
+#: Factories of the external providers. They wrap parts of the project above ``features/`` (retrievers, the
+#: reader), so those parts register them: :mod:`ltr.providers` registers its own when ``ltr`` is imported.
+_EXTERNAL_FACTORIES: list[Callable[[], Iterable[FeatureProvider]]] = []
+
+
+def register_external(factory: Callable[[], Iterable[FeatureProvider]]) -> None:
+    """Add a factory of external providers (called once, on the first lookup after registration)."""
+    if factory not in _EXTERNAL_FACTORIES:
+        _EXTERNAL_FACTORIES.append(factory)
+        external_providers.cache_clear()
+
+
 @lru_cache(maxsize=1)
 def external_providers() -> tuple[FeatureProvider, ...]:
-    from features.pairs.external import external_providers as make
-
-    return tuple(make())
+    return tuple(provider for make in _EXTERNAL_FACTORIES for provider in make())
 
 
 def providers() -> tuple[FeatureProvider, ...]:

@@ -106,7 +106,7 @@ class CountingTermStats:
     """Document frequencies counted over a given list of texts, with :func:`simple_terms` analysis.
 
     For small in-memory collections (and hand-made test pairs); indexes use
-    :class:`features.pairs.resources.LuceneTermStats`, which reads Lucene's statistics instead.
+    :class:`ltr.resources.LuceneTermStats`, which reads Lucene's statistics instead.
     """
 
     def __init__(self, texts: Iterable[str]):

@@ -6,7 +6,7 @@ import pytest
 
 from features.annotate import MentionRecord
 from features.pairs import arguments as A
-from features.pairs.batch import standalone_pair
+from ltr.batch import standalone_pair
 
 
 def rec(mention: str, context: str, ner: list[tuple[str, str]] = (), kind: str = "event", rid: str = "q:0#0",

@@ -8,7 +8,7 @@ import pytest
 
 from features.annotate import MentionRecord
 from features.pairs import chains as C
-from features.pairs.batch import standalone_pair
+from ltr.batch import standalone_pair
 
 
 def rec(mention: str, coref: list[str], rid: str = "q:0#0") -> MentionRecord:

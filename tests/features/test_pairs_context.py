@@ -9,7 +9,7 @@ import pytest
 from features.annotate import MentionRecord
 from features.pairs import context as X
 from features.pairs import first_stage as F
-from features.pairs.batch import standalone_pair
+from ltr.batch import standalone_pair
 
 
 def rec(mention: str, context: str, rid: str = "q:0#0") -> MentionRecord:

@@ -6,7 +6,7 @@ import pytest
 
 from features.annotate import MentionRecord
 from features.pairs import strings as S
-from features.pairs.batch import standalone_pair
+from ltr.batch import standalone_pair
 
 
 def rec(mention: str, context: str | None = None, kind: str = "entity", tag: str | None = None, rid: str = "p:0#0",

@@ -6,7 +6,7 @@ import pytest
 
 from features.annotate import MentionRecord
 from features.pairs import types as T
-from features.pairs.batch import standalone_pair
+from ltr.batch import standalone_pair
 
 
 def rec(mention: str, kind: str | None, tag: str | None, rid: str = "q:0#0") -> MentionRecord:

@@ -30,10 +30,10 @@ def mention_ids(sparse_index, tiny_corpus):
 
 
 def test_bm25_feature_equals_lucene_explain(sparse_index, topics, mention_ids):
-    from features.sparse_features import SparseFeatureExtractor
     from hybrid.core.java import FEATURES
     from indexes.java_explain import LuceneExplainer
     from indexes.lucene import MENTIONS
+    from ltr.sparse_features import SparseFeatureExtractor
 
     extractor = SparseFeatureExtractor(sparse_index)
     explainer = LuceneExplainer(sparse_index.path / MENTIONS)
@@ -54,7 +54,7 @@ def test_bm25_feature_equals_lucene_explain(sparse_index, topics, mention_ids):
 
 
 def test_feature_names_are_stable(sparse_index):
-    from features.sparse_features import SparseFeatureExtractor
+    from ltr.sparse_features import SparseFeatureExtractor
 
     names = SparseFeatureExtractor(sparse_index, channels="mention,chain:mention,sentence").feature_names
     assert names[:9] == ["mention:mention:bm25", "mention:mention:ql", "mention:mention:tfidf",
@@ -64,8 +64,8 @@ def test_feature_names_are_stable(sparse_index):
 
 
 def test_passage_ids_take_the_best_mention_and_unknown_ids_are_zero(sparse_index, topics):
-    from features.sparse_features import SparseFeatureExtractor
     from hybrid.retrieval.sparse import MultiFieldBM25
+    from ltr.sparse_features import SparseFeatureExtractor
 
     extractor = SparseFeatureExtractor(sparse_index)
     topic = topics[0]
@@ -81,7 +81,7 @@ def test_passage_ids_take_the_best_mention_and_unknown_ids_are_zero(sparse_index
 
 
 def test_batch_equals_one_by_one_and_threads_agree(sparse_index, topics, mention_ids):
-    from features.sparse_features import SparseFeatureExtractor
+    from ltr.sparse_features import SparseFeatureExtractor
 
     one = SparseFeatureExtractor(sparse_index, threads=1)
     two = SparseFeatureExtractor(sparse_index, threads=2)
@@ -96,8 +96,8 @@ def test_batch_equals_one_by_one_and_threads_agree(sparse_index, topics, mention
 
 
 def test_counts_and_lengths_are_consistent(sparse_index, topics, mention_ids):
-    from features.sparse_features import SparseFeatureExtractor
     from hybrid.core.java import FEATURES
+    from ltr.sparse_features import SparseFeatureExtractor
 
     extractor = SparseFeatureExtractor(sparse_index, channels="mention,context")
     matrix, names = extractor.extract(topics[0], mention_ids)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from features.pairs import registry
-from features.pairs.batch import build_batch
-from features.pairs.resources import IndexResources
 from hybrid.core.formats.topics import read_topics
+from ltr.batch import build_batch
+from ltr.resources import IndexResources
 
 needs_jar = pytest.mark.skipif(registry.provider("sparse_fields").available() is not None,
                                reason="the project's jar is not built")
@@ -24,7 +24,7 @@ def batch(sparse_index, data_dir):
 
 
 def test_unavailable_providers_explain_themselves(monkeypatch):
-    from features.pairs import external
+    from ltr import providers as external
 
     provider = external.SparseFieldsProvider()
     monkeypatch.setattr("hybrid.core.jvm.project_jar", lambda: None)

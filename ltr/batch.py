@@ -16,10 +16,10 @@ from tqdm import tqdm
 
 from features.annotate import MentionRecord
 from features.pairs.base import PairBatch, PairContext, QueryContext, dice
-from features.pairs.resources import IndexResources
 from features.pairs.strings import mention_strings
 from features.pairs.views import CountingTermStats, DocumentView, PassageView, RecordView, TermStats
 from hybrid.core.records import Run, Topic
+from ltr.resources import IndexResources
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from features.pairs import registry
-from features.pairs.batch import build_batch, select_candidate
-from features.pairs.resources import IndexResources
 from hybrid.core.formats.topics import read_topics
+from ltr.batch import build_batch, select_candidate
+from ltr.resources import IndexResources
 
 
 @pytest.fixture(scope="module")

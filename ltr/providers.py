@@ -4,7 +4,7 @@ Each adapter wraps a module owned by another part of the project. It is *availab
 module imports and what it needs exists (the project's jar, a dense index, a reader checkpoint);
 otherwise ``available()`` says why, and a feature set naming its features fails with that reason.
 
-* ``sparse_fields`` - :mod:`features.sparse_features` (Java batch extractor): BM25 / query
+* ``sparse_fields`` - :mod:`ltr.sparse_features` (Java batch extractor): BM25 / query
   likelihood / TF-IDF / matched terms / coverage / tf / length / minimal span / proximity for each
   (query source, index field) channel, for the pair's candidate mention, one Java call per batch.
 * ``bm25f`` - :class:`hybrid.retrieval.bm25f.BM25F` (Lucene ``CombinedFieldQuery``): the candidate
@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from features.pairs.base import Feature, FeatureProvider, PairBatch
+from features.pairs.registry import register_external
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Run
 
@@ -69,7 +70,7 @@ SPARSE_FEATURE_DOCS = {
 
 
 class SparseFieldsProvider(FeatureProvider):
-    """Per-field sparse features of the candidate mention (:class:`features.sparse_features.SparseFeatureExtractor`)."""
+    """Per-field sparse features of the candidate mention (:class:`ltr.sparse_features.SparseFeatureExtractor`)."""
 
     group = "sparse_fields"
     description = "per-field BM25/LM/TF-IDF/coverage/proximity of (query source, index field) channels (Java)"
@@ -80,10 +81,10 @@ class SparseFieldsProvider(FeatureProvider):
         self._extractors: dict[str, object] = {}
 
     def available(self) -> str | None:
-        return _module_missing("features.sparse_features") or _module_missing("hybrid.core.java") or _jar_missing()
+        return _module_missing("ltr.sparse_features") or _module_missing("hybrid.core.java") or _jar_missing()
 
     def _channel_specs(self) -> list:
-        from features.sparse_features import DEFAULT_CHANNELS, parse_channels
+        from ltr.sparse_features import DEFAULT_CHANNELS, parse_channels
 
         return parse_channels(list(self._channels or DEFAULT_CHANNELS))
 
@@ -101,7 +102,7 @@ class SparseFieldsProvider(FeatureProvider):
     def extractor(self, index):
         key = str(index.path)
         if key not in self._extractors:
-            from features.sparse_features import SparseFeatureExtractor
+            from ltr.sparse_features import SparseFeatureExtractor
 
             self._extractors[key] = SparseFeatureExtractor(index, [c.name for c in self._channel_specs()])
         return self._extractors[key]
@@ -481,3 +482,6 @@ def external_providers() -> list[FeatureProvider]:
         FusionProvider(),
         ReaderProvider(),
     ]
+
+
+register_external(external_providers)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from features.pairs import registry
-from features.pairs.batch import build_batch
-from features.pairs.resources import IndexResources
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.topics import read_topics
+from ltr.batch import build_batch
+from ltr.resources import IndexResources
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_fusion_scores(batch, dense_dir):
 
 
 def test_dense_and_fusion_encode_each_query_once(batch, dense_dir):
-    from features.pairs.external import QueryVectorMemo, shared_dense_retriever
+    from ltr.providers import QueryVectorMemo, shared_dense_retriever
 
     dense = registry.configured("dense", {"index": str(dense_dir), "depth": 7})
     fusion = registry.configured("fusion", {"index": str(dense_dir), "method": "combsum", "depth": 7})
@@ -73,7 +73,7 @@ def test_dense_and_fusion_encode_each_query_once(batch, dense_dir):
 
 
 def test_query_memo_is_bounded_and_encodes_duplicates_once():
-    from features.pairs.external import QueryVectorMemo
+    from ltr.providers import QueryVectorMemo
 
     class Counting:
         def __init__(self):
