@@ -57,7 +57,7 @@ def sample_topics(topics: list, limit: int | None, seed: int) -> list:
 def train_recipe(recipe, context, topics: list, qrels, seed: int = 0, max_queries: int | None = None,
                  overwrite: bool = False) -> list[Path]:
     """Train every LTR reranker of a pipeline recipe; returns the model paths written."""
-    from hybrid.recipe_builders import artifact_path, build_named, build_reranker, featureset_path, reranker_specs
+    from hybrid.recipes.builders import artifact_path, build_named, build_reranker, featureset_path, reranker_specs
     from ltr.featureset import load_featureset
     from ltr.model import ltr_versions, train_model
     from ltr.pipeline import extract_matrix

@@ -8,8 +8,8 @@ from documented import assert_documented
 from hybrid.cli_common import run_cli
 from hybrid.core.errors import ConfigError
 from hybrid.experiment import main as experiment_main
-from hybrid.recipe_builders import artifact_path, inside
 from hybrid.recipes import Context, RecipeSource, load_recipe, parse_recipe
+from hybrid.recipes.builders import artifact_path, inside
 
 RECIPE = 'name = "{name}"\n[system]\ntype = "bm25"\n'
 

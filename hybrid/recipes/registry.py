@@ -28,7 +28,7 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.formats.config import read_config_text
 from hybrid.retrieval.base import Stage
 
-RECIPE_DIR = Path(__file__).resolve().parent / "configs" / "recipes"
+RECIPE_DIR = Path(__file__).resolve().parent.parent / "configs" / "recipes"
 TOP_KEYS = {"name", "description", "paper", "system", "cost", "ci"}
 #: A recipe name becomes a file name (``<name>.trec``): one plain path component, never ``..`` or ``/``.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -52,7 +52,7 @@ class Context:
     hits: int = 100
     threads: int = 1
     built: dict[str, Stage] = field(default_factory=dict)
-    artifacts: Path | None = None  # where relative artifact paths of recipes resolve (see hybrid.recipe_builders)
+    artifacts: Path | None = None  # where relative artifact paths of recipes resolve (see hybrid.recipes.builders)
 
 
 @dataclass(frozen=True)
@@ -160,27 +160,3 @@ def load_recipe(name_or_path: str) -> Recipe:
 
 def bundled_recipes() -> list[str]:
     return sorted(p.stem for p in RECIPE_DIR.glob("*.toml"))
-
-
-# -- builders for the stages the engine has ------------------------------------------------------------
-
-
-@register("bm25", {"formulation", "k1", "b"})
-def _bm25(system: dict, context: Context, source: RecipeSource) -> Stage:
-    from hybrid.retrieval.sparse import PassageBM25
-
-    return PassageBM25(context.index, system.get("formulation", "sentence"), k1=system.get("k1", 0.9),
-                       b=system.get("b", 0.4), threads=context.threads, k=context.hits)
-
-
-@register("multifield", {"weights", "same_kind", "k1", "b"})
-def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
-    from hybrid.retrieval.sparse import DEFAULT_CLAUSES, MultiFieldBM25
-
-    weights = system.get("weights", DEFAULT_CLAUSES)
-    return MultiFieldBM25(context.index, weights, same_kind=system.get("same_kind", True), k1=system.get("k1", 0.9),
-                          b=system.get("b", 0.4), k=context.hits, threads=context.threads)
-
-
-# Builders of the other stages (Rocchio, BM25F, dense, fusion, rerank chains) register themselves on import.
-import hybrid.recipe_builders  # noqa: E402,F401

@@ -1,8 +1,10 @@
-"""Recipe builders for the stages beyond plain BM25 / multi-field: Rocchio, BM25F, dense, fusion, rerank chains.
+"""Recipe builders, one per stage the engine has (``system.type``).
 
-Imported at the end of :mod:`hybrid.recipes`, so every ``system.type`` below is registered whenever
-recipes are. The system types:
+Imported by :mod:`hybrid.recipes`, so every ``system.type`` below is registered whenever recipes are.
+The system types:
 
+* ``bm25`` - :class:`~hybrid.retrieval.sparse.PassageBM25` (plain Pyserini BM25 over passages);
+* ``multifield`` - :class:`~hybrid.retrieval.sparse.MultiFieldBM25` (boosted per-field BM25 of mentions);
 * ``rocchio`` - :class:`~hybrid.retrieval.rocchio.RocchioBM25` (the CMR ``qe`` system);
 * ``bm25f`` - :class:`~hybrid.retrieval.bm25f.BM25F` (needs the project's jar);
 * ``dense`` - :class:`~hybrid.retrieval.dense.DenseRetriever` over a dense index (an *artifact*);
@@ -28,12 +30,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from hybrid.recipes import Context, RecipeSource, register
+from hybrid.recipes.registry import Context, RecipeSource, register
 from hybrid.retrieval.base import Retriever, Stage
 
 ARTIFACTS_ENV = "HYBRID_ARTIFACTS"
-FEATURESET_DIRS = (Path(__file__).resolve().parent / "configs" / "ltr",
-                   Path(__file__).resolve().parent.parent / "ltr" / "configs")
+FEATURESET_DIRS = (Path(__file__).resolve().parent.parent / "configs" / "ltr",
+                   Path(__file__).resolve().parent.parent.parent / "ltr" / "configs")
 
 #: How each kind of artifact is made; shown when one is missing.
 HOW_TO_BUILD = {
@@ -100,7 +102,7 @@ _building = threading.local()
 def build_named(name: Any, context: Context, source: RecipeSource, key: str) -> Stage:
     """The stage of another recipe, by name or path (built once per context; cycles are errors)."""
     from hybrid.core.errors import ConfigError
-    from hybrid.recipes import load_recipe
+    from hybrid.recipes.registry import load_recipe
 
     if not isinstance(name, str) or not name:
         raise source.error(key, f"'{key}' must name recipes (strings)")
@@ -152,6 +154,26 @@ def _config_errors(source: RecipeSource, key: str, prefix: str = ""):
 
 
 # -- retrievers --------------------------------------------------------------------------------------------
+
+
+# -- plain BM25 and multi-field BM25 ---------------------------------------------------------------
+
+
+@register("bm25", {"formulation", "k1", "b"})
+def _bm25(system: dict, context: Context, source: RecipeSource) -> Stage:
+    from hybrid.retrieval.sparse import PassageBM25
+
+    return PassageBM25(context.index, system.get("formulation", "sentence"), k1=system.get("k1", 0.9),
+                       b=system.get("b", 0.4), threads=context.threads, k=context.hits)
+
+
+@register("multifield", {"weights", "same_kind", "k1", "b"})
+def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
+    from hybrid.retrieval.sparse import DEFAULT_CLAUSES, MultiFieldBM25
+
+    weights = system.get("weights", DEFAULT_CLAUSES)
+    return MultiFieldBM25(context.index, weights, same_kind=system.get("same_kind", True), k1=system.get("k1", 0.9),
+                          b=system.get("b", 0.4), k=context.hits, threads=context.threads)
 
 
 @register("rocchio", {"weights", "same_kind", "k1", "b", "fb_docs", "fb_terms", "fb_fields", "original_weight",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from hybrid.core.errors import ConfigError
-from hybrid.recipe_builders import ARTIFACTS_ENV, RERANKER_KEYS, reranker_specs
 from hybrid.recipes import BUILDERS, Context, bundled_recipes, load_recipe
+from hybrid.recipes.builders import ARTIFACTS_ENV, RERANKER_KEYS, reranker_specs
 
 TINY_FEATURES = """name = "tiny"
 [groups.string]

@@ -1,0 +1,26 @@
+"""Named recipes: systems described as data (TOML), built into retrieval stages.
+
+:mod:`hybrid.recipes.registry` reads and checks recipe files and keeps the registry of ``system.type``
+builders; :mod:`hybrid.recipes.builders` registers one builder per stage the engine has. Importing this
+package loads both, so every bundled recipe can be built.
+"""
+
+from hybrid.recipes import builders as builders  # noqa: F401  (registers the system types)
+from hybrid.recipes.registry import (
+    BUILDERS,
+    RECIPE_DIR,
+    Context,
+    Recipe,
+    RecipeSource,
+    build_system,
+    bundled_recipes,
+    check_name,
+    load_recipe,
+    parse_recipe,
+    register,
+)
+
+__all__ = [
+    "BUILDERS", "RECIPE_DIR", "Context", "Recipe", "RecipeSource", "build_system", "bundled_recipes", "check_name",
+    "load_recipe", "parse_recipe", "register",
+]
