@@ -53,7 +53,7 @@ def main() -> None:
     from hybrid.core.formats.runs import write_run
     from hybrid.core.formats.topics import read_topics
     from hybrid.core.records import Hit
-    from hybrid.evaluation import evaluate
+    from hybrid.evaluation.measures import evaluate
     from hybrid.retrieval.dense import DenseRetriever, best_mention_of_passages
     from indexes.faiss_index import KIND_CODES
     from indexes.sparse_index import SparseIndex

@@ -269,9 +269,9 @@ def evaluate(run: Mapping[str, list[Hit]] | str | Path, qrels_source: str | Path
     """Mean of each measure (ir_measures or trec_eval names) over the judged queries: ``{"all": {...}}`` plus one
     entry per query kind when the run knows its topics' kinds (as ``hybrid.search --qrels`` prints them).
     With ``per_query``: ``{measure: {qid: value}}`` instead. ``run`` may be a TREC run file."""
-    from hybrid.evaluation import evaluate as evaluate_run
-    from hybrid.evaluation import parse_measures
-    from hybrid.evaluation import per_query as per_query_scores
+    from hybrid.evaluation.measures import evaluate as evaluate_run
+    from hybrid.evaluation.measures import parse_measures
+    from hybrid.evaluation.measures import per_query as per_query_scores
 
     if isinstance(run, str | Path):
         run = Run.read(run)

@@ -22,7 +22,7 @@ from hybrid.core.formats.consistency import compare_query_ids, topic_query_ids
 from hybrid.core.formats.lines import iter_lines, parse_json_object
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run
-from hybrid.evaluation import DEFAULT_MEASURES, evaluate, parse_measures, per_query
+from hybrid.evaluation.measures import DEFAULT_MEASURES, evaluate, parse_measures, per_query
 
 
 def kinds_from_topics(path: str | Path) -> dict[str, str]:

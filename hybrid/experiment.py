@@ -22,8 +22,8 @@ from pathlib import Path
 from hybrid.cli_common import make_parser, positive_int, run_cli
 from hybrid.core.atomic import atomic_write
 from hybrid.core.records import Run, Topic
-from hybrid.evaluation import per_query
-from hybrid.significance import holm, paired_test
+from hybrid.evaluation.measures import per_query
+from hybrid.evaluation.significance import holm, paired_test
 
 DEFAULT_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
 
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         topics_path, qrels_path = sample_paths().topics, qrels_path or sample_paths().qrels
     if not qrels_path:
         raise ConfigError(None, None, "--qrels is required (except with --topics sample)")
-    from hybrid.evaluation import parse_measures
+    from hybrid.evaluation.measures import parse_measures
 
     measures = parse_measures(args.measures)
     recipes = [load_recipe(r) for r in args.recipes]

@@ -170,7 +170,7 @@ def best_ranked_spans(fused: Run, runs: list[Run]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from hybrid.evaluation import parse_measures
+    from hybrid.evaluation.measures import parse_measures
 
     spans = check_arguments(args)
     weights = parse_weights(args.weights, len(args.runs))
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"run": args.output, "spans": args.output_spans, **options}), file=sys.stderr)
         if qrels is not None:
             from hybrid.eval import format_table
-            from hybrid.evaluation import evaluate
+            from hybrid.evaluation.measures import evaluate
 
             shown = tuple(dict.fromkeys(("RR@10", "AP@100", "R@100", "nDCG@10", measure[0])))
             print(format_table(evaluate(qrels, fused, shown), shown))

@@ -344,8 +344,8 @@ def cmd_ablate(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from ltr.export import export_svmlight
+    from ltr.feature_scaling import Normaliser
     from ltr.featureset import load_featureset
-    from ltr.normalise import Normaliser
 
     featureset = load_featureset(args.featureset)
     index, resources = _open(args)

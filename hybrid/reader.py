@@ -200,7 +200,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     if args.qrels:
         from hybrid.core.formats.qrels import read_qrels
         from hybrid.eval import format_table
-        from hybrid.evaluation import evaluate
+        from hybrid.evaluation.measures import evaluate
 
         qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in run}
         groups = {t.qid: t.kind for t in topics if t.kind}

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from hybrid.cli_common import make_parser, output_file, positive_int, run_cli
 from hybrid.core.records import Run, Topic
-from hybrid.evaluation import per_query
+from hybrid.evaluation.measures import per_query
 
 CSS = """
 body{font-family:DejaVu Sans,Arial,sans-serif;margin:2em;color:#222;max-width:1100px}

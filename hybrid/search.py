@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.core.formats.runs import write_run_set
     from hybrid.core.formats.topics import read_topics
     from hybrid.core.provenance import code_version, inputs, search_options, versions
-    from hybrid.evaluation import evaluate
+    from hybrid.evaluation.measures import evaluate
     from hybrid.sample import sample_index, sample_paths
     from hybrid.scale.sharded_search import open_index
     from indexes.sparse_index import SparseIndex

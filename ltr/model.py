@@ -24,10 +24,10 @@ import numpy as np
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError, InputError
+from ltr.feature_scaling import Normaliser
 from ltr.featureset import FeatureSet
 from ltr.learners import SCORERS, Scorer
 from ltr.matrix import FeatureMatrix
-from ltr.normalise import Normaliser
 
 MODEL_FILE = "ltr-model.json"
 FORMAT = "hybrid-ltr-model"

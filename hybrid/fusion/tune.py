@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from hybrid.core.formats.qrels import Qrels
 from hybrid.core.records import Run
-from hybrid.evaluation import aggregate, per_query
+from hybrid.evaluation.measures import aggregate, per_query
 from hybrid.fusion.fuse import fuse_runs
 
 

@@ -31,7 +31,7 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import Qrels
 from hybrid.core.formats.runs import sorted_hits
 from hybrid.core.records import KINDS, Hit, Run
-from hybrid.evaluation import per_query
+from hybrid.evaluation.measures import per_query
 from hybrid.fusion.fuse import split_per_kind
 from hybrid.fusion.normalize import normaliser
 

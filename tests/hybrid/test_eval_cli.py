@@ -10,7 +10,7 @@ import pytest
 from hybrid.cli_common import run_cli
 from hybrid.core.records import Hit
 from hybrid.eval import main as eval_main
-from hybrid.evaluation import parse_measures, per_query
+from hybrid.evaluation.measures import parse_measures, per_query
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"

@@ -1,7 +1,7 @@
 import pytest
 from scipy import stats
 
-from hybrid.significance import holm, paired_test
+from hybrid.evaluation.significance import holm, paired_test
 
 
 def test_holm_matches_hand_computation():
