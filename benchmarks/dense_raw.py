@@ -52,10 +52,9 @@ def main() -> None:
     from hybrid.core.formats.qrels import read_qrels
     from hybrid.core.formats.runs import write_run
     from hybrid.core.formats.topics import read_topics
-    from hybrid.core.records import Hit
+    from hybrid.core.records import KIND_CODES, Hit
     from hybrid.evaluation.measures import evaluate
     from hybrid.retrieval.dense import DenseRetriever, best_mention_of_passages
-    from indexes.faiss_index import KIND_CODES
     from indexes.sparse_index import SparseIndex
 
     index = SparseIndex(args.index)

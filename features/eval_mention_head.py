@@ -45,13 +45,8 @@ def _timed(fn, docs):
 def run(corpus: str, split: str, head_path: str | None) -> dict:
     import spacy
 
-    from features.detect import heuristic_mentions
+    from features.detect import heuristic_mentions, rule_mentions
     from features.ner import heuristic_entities
-
-    try:
-        from features.detect import rule_mentions
-    except ImportError:  # pragma: no cover - older features.detect
-        from features.detect import spacy_mentions as rule_mentions
 
     passages = read_curated(corpus, {split})
     gold = [_mentions(p) for p in passages]

@@ -37,10 +37,9 @@ from pathlib import Path
 import numpy as np
 
 from hybrid.cli_common import make_parser, positive_int, run_cli
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 
 VARIANTS = ("bm25", "multifield", "dense-adhoc", "dense-tuned")
-KIND_CODES = {None: 0, "event": 1, "entity": 2}
 
 
 @dataclass

@@ -44,6 +44,7 @@ from tqdm import tqdm
 
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
+from hybrid.core.records import KIND_CODES, KIND_NAMES
 
 if TYPE_CHECKING:
     from features.encoder import BiEncoder
@@ -56,8 +57,6 @@ VECTORS, ROWS, PASSAGE_TABLE = "vectors.faiss", "rows.npy", "passages.json"
 PASSAGE_VECTORS = "passages.faiss"
 DENSE_DIR = "dense"
 INDEX_TYPES = ("flat", "hnsw")
-KIND_CODES = {None: 0, "event": 1, "entity": 2}
-KIND_NAMES = {code: kind for kind, code in KIND_CODES.items()}
 FORMAT_VERSION = 1
 
 

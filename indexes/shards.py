@@ -42,7 +42,7 @@ from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import SkipReport
-from hybrid.core.records import Mention, Passage
+from hybrid.core.records import KIND_CODES, Mention, Passage
 from indexes.lucene import (
     FORMAT_VERSION,
     MENTION_INDEX_FIELDS,
@@ -404,7 +404,6 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
     from indexes.faiss_index import (
         DENSE_DIR,
         DENSE_METADATA,
-        KIND_CODES,
         PASSAGE_TABLE,
         ROWS,
         VECTORS,

@@ -78,10 +78,6 @@ class LtrReranker(Reranker):
         return out
 
 
-def default_config_dir() -> Path:
-    return Path(__file__).resolve().parent / "configs"
-
-
 def file_digest(path: str | Path | None) -> str | None:
     if path is None:
         return None

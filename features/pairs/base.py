@@ -17,7 +17,6 @@ them, the linear learner imputes 0 after normalisation.
 from __future__ import annotations
 
 import inspect
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -193,6 +192,3 @@ def overlap_coefficient(a: set | frozenset, b: set | frozenset) -> float:
         return 0.0
     return len(a & b) / min(len(a), len(b))
 
-
-def safe_log(x: float) -> float:
-    return math.log(x) if x > 0 else 0.0

@@ -12,6 +12,9 @@ from typing import Any
 EVENT = "event"
 ENTITY = "entity"
 KINDS = (EVENT, ENTITY)
+#: Integer codes of the kinds where arrays store them (dense indexes, few-shot rows); 0 is "unknown".
+KIND_CODES = {None: 0, EVENT: 1, ENTITY: 2}
+KIND_NAMES = {code: kind for kind, code in KIND_CODES.items()}
 
 
 @dataclass(frozen=True)

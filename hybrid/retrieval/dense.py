@@ -35,9 +35,9 @@ import numpy as np
 from tqdm import tqdm
 
 from features.encoder import BiEncoder, EncoderConfig
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
-from indexes.faiss_index import KIND_CODES, DenseIndex
+from indexes.faiss_index import DenseIndex
 
 #: Weight of the passage-vector score against the best mention score, and how the two combine: ``sum``
 #: (CombSUM of the two cosines, equal weights) beat ``max`` by +0.02-0.03 AP@100 on ECB+ dev with the untrained

@@ -480,7 +480,7 @@ class ShardedDense(Retriever):
         return None, None
 
     def search(self, topics: list[Topic], k: int) -> Run:
-        from indexes.faiss_index import KIND_CODES
+        from hybrid.core.records import KIND_CODES
 
         if not topics:
             return {}

@@ -163,14 +163,6 @@ def attach_mentions(queries: list[TrainQuery], mention_records: Callable[[str], 
             cand.mentions = cache[cand.passage_id]
 
 
-def refresh_coref(queries: list[TrainQuery], corpus: LabelledCorpus, cluster_of: dict[str, str]) -> None:
-    """Recompute the positives' coreferent spans (pools written before ``coref`` existed)."""
-    for query in queries:
-        fresh = {c.passage_id: c.coref for c in positives_for(query.topic, cluster_of[query.topic.qid], corpus)}
-        for cand in query.positives:
-            cand.coref = fresh[cand.passage_id]
-
-
 def build_training_queries(queries_path: str | Path, corpus: LabelledCorpus, retriever: Retriever, depth: int = 30,
                            batch: int = 256, progress: bool = True,
                            mention_records: Callable[[str], list] | None = None) -> list[TrainQuery]:
