@@ -10,4 +10,5 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 . .venv/bin/activate
 ruff check hybrid features indexes ltr tests benchmarks
+lint-imports  # the layer contract in pyproject.toml (docs/architecture.md)
 python -m pytest -q tests "$@"
