@@ -120,7 +120,7 @@ def make_linker(name: str) -> ChainLinker:
         return heuristic_links
     if name == "learned":
         try:
-            from features.coref_model import LearnedChainLinker
+            from features.coref_model import LearnedChainLinker  # deferred: importing it loads numpy
         except ImportError:
             raise ValueError("--chains learned needs features/coref_model.py (not in this checkout)") from None
         return _cluster_links(LearnedChainLinker.load())

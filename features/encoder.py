@@ -44,7 +44,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
+from hybrid.core.provenance import file_sha256, versions
 from hybrid.core.records import Topic
 
 log = logging.getLogger(__name__)
@@ -169,8 +171,6 @@ def _l2(x: torch.Tensor) -> torch.Tensor:
 
 def fingerprint_dir(path: str | Path, config: EncoderConfig) -> str:
     """sha256 over the files that define an encoder plus its effective config."""
-    from hybrid.core.provenance import file_sha256
-
     path = Path(path)
     digest = hashlib.sha256(json.dumps(asdict(config), sort_keys=True).encode())
     for sub in ("", "query", "passage"):
@@ -294,8 +294,6 @@ class BiEncoder:
 
     def save(self, path: str | Path, extra: dict[str, Any] | None = None, overwrite: bool = True) -> Path:
         """Atomically write weights (safetensors), tokenizer, HF config and ``hybrid-encoder.json``."""
-        from hybrid.core.atomic import atomic_directory
-
         path = Path(path)
         with atomic_directory(path, overwrite=overwrite) as tmp:
             self.write_to(tmp, extra)
@@ -303,8 +301,6 @@ class BiEncoder:
         return path
 
     def write_to(self, folder: Path, extra: dict[str, Any] | None = None) -> None:
-        from hybrid.core.provenance import versions
-
         if self.config.shared:
             self.query_model.save_pretrained(folder, safe_serialization=True)
         else:

@@ -19,7 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+from features.detect import heuristic_mentions, rule_mentions
 from features.mention_head import SPACY_MODEL, LearnedMentionDetector, detection_scores, union
+from features.ner import heuristic_entities
 from features.train_mention_head import _mentions, read_curated
 from hybrid.core.records import KINDS
 
@@ -44,9 +46,6 @@ def _timed(fn, docs):
 
 def run(corpus: str, split: str, head_path: str | None) -> dict:
     import spacy
-
-    from features.detect import heuristic_mentions, rule_mentions
-    from features.ner import heuristic_entities
 
     passages = read_curated(corpus, {split})
     gold = [_mentions(p) for p in passages]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from features.detect import rule_mentions
 from features.mention_head import (
     BIO,
     COARSE_TYPES,
@@ -30,9 +31,13 @@ from features.mention_head import (
     FEATURES,
     SPACY_MODEL,
     LearnedMentionDetector,
+    _softmax,
     bio_targets,
     config_path,
+    decode,
     detection_scores,
+    enumerate_spans,
+    forward,
     output_layout,
     token_features,
     union,
@@ -212,8 +217,6 @@ def detector_from(model, config: dict) -> LearnedMentionDetector:
 
 
 def _probs_all(detector: LearnedMentionDetector, examples: list[Example]):
-    from features.mention_head import _softmax, forward
-
     out = []
     for e in examples:
         logits = forward(detector.weights, e.ids, e.tensor)
@@ -256,8 +259,6 @@ def choose_recall_mode(
     """Per kind, the decode threshold t and span threshold tau (recall mode) with the best exact precision
     among those with overlap recall >= ``min_overlap + margin`` and exact recall >= ``min_exact + margin``
     on ``examples`` (else the best exact recall). Returns (thresholds, span_thresholds, table)."""
-    from features.mention_head import decode, enumerate_spans
-
     probs = [detector.probabilities(e.doc) for e in examples]
     gold = [e.gold for e in examples]
     thresholds, span_thresholds, table = {}, {}, {}
@@ -289,11 +290,7 @@ def choose_recall_mode(
 
 
 def rule_candidates():
-    """The spaCy rules of :mod:`features.detect` (``rule_mentions``), or None on an older checkout."""
-    try:
-        from features.detect import rule_mentions
-    except ImportError:  # pragma: no cover
-        return None
+    """The spaCy rules of :mod:`features.detect` (``rule_mentions``)."""
     return rule_mentions
 
 

@@ -21,7 +21,7 @@ __all__ = ["Run", "System", "attach_spans", "evaluate", "list_recipes", "open_in
 
 def __getattr__(name: str):
     if name in __all__:
-        from hybrid import api
+        from hybrid import api  # deferred: `import hybrid` stays cheap (no JVM, no torch) until the API is used
 
         return getattr(api, name)
     raise AttributeError(f"module 'hybrid' has no attribute {name!r}")

@@ -27,7 +27,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import read_run, read_spans, sorted_hits, write_run_set
+from hybrid.core.formats.topics import read_topics
+from hybrid.core.provenance import code_version
 from hybrid.core.records import Hit, Topic
+from hybrid.recipes import Context, RecipeSource, build_system, bundled_recipes, load_recipe
+from hybrid.retrieval.base import Stage
+from hybrid.sample import sample_index, sample_paths
+from indexes.sparse_index import SparseIndex
 
 SAMPLE = "sample"
 #: The measures ``python -m hybrid.search --qrels`` prints.
@@ -45,8 +53,6 @@ class Run(dict):
 
     def __init__(self, hits: Mapping[str, list[Hit]] | None = None, topics: list[Topic] | None = None,
                  name: str | None = None):
-        from hybrid.core.formats.runs import sorted_hits
-
         super().__init__({qid: sorted_hits(list(h)) for qid, h in (hits or {}).items()})
         self.topics = list(topics) if topics is not None else None
         self.name = name
@@ -102,8 +108,6 @@ class Run(dict):
     @classmethod
     def read(cls, path: str | Path, spans: str | Path | None = None) -> Run:
         """Read a TREC run (and its spans JSONL, when given)."""
-        from hybrid.core.formats.runs import read_run
-
         run = cls(read_run(path), name=Path(path).stem)
         if spans is not None:
             attach_spans(run, spans)
@@ -112,9 +116,6 @@ class Run(dict):
     def write(self, path: str | Path, spans: str | Path | None = None, tag: str | None = None,
               meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Publish the run (+ spans JSONL) and its ``.meta.json`` like the CLIs do; returns the meta."""
-        from hybrid.core.formats.runs import write_run_set
-        from hybrid.core.provenance import code_version
-
         record = {"model": self.name, "queries": len(self), "written_by": "hybrid.api", "code": code_version()}
         record.update(meta or {})
         return write_run_set(self, path, tag=tag or (self.name or "hybrid").replace(" ", "_"), meta=record,
@@ -137,8 +138,6 @@ def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
     """Give the hits of ``run`` the spans of a spans JSONL (``hybrid.search --spans``); returns how many got one.
 
     A malformed line is an :class:`~hybrid.core.errors.InputError` naming the file and line."""
-    from hybrid.core.formats.runs import read_spans
-
     spans = read_spans(path)
     given = 0
     for qid, hits in run.items():
@@ -156,12 +155,9 @@ def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
 def open_index(path: str | Path = SAMPLE, engine: str = "local", progress: bool = True):
     """A hybrid index (starts the JVM): a directory built by ``python -m hybrid.index``, a sharded index, or
     ``"sample"`` (the bundled sample's index, built under ``~/.cache/hybrid`` on first use)."""
-    from hybrid.scale.sharded_search import open_index as open_any
-    from indexes.sparse_index import SparseIndex
+    from hybrid.scale.sharded_search import open_index as open_any  # deferred: importing it loads numpy, torch
 
     if str(path) == SAMPLE:
-        from hybrid.sample import sample_index
-
         return SparseIndex(sample_index(progress=progress))
     return open_any(path, engine)
 
@@ -170,8 +166,6 @@ def sample_path(what: str, value: str | Path | None) -> str | Path | None:
     """``value``, or the bundled sample's file when ``value`` is ``"sample"`` (``what``: topics, topics_tsv, qrels,
     corpus)."""
     if value is not None and str(value) == SAMPLE:
-        from hybrid.sample import sample_paths
-
         return getattr(sample_paths(), what)
     return value
 
@@ -181,7 +175,6 @@ def topics(source: str | Path | Iterable[Topic] = SAMPLE, index=None) -> list[To
     point into the corpus (``passage_id`` + offsets) and recognises a TSV topic's own document."""
     if not isinstance(source, str | Path):
         return list(source)
-    from hybrid.core.formats.topics import read_topics
 
     resolve = index.passage_text if index is not None else None
     return read_topics(sample_path("topics", source), resolve=resolve)
@@ -191,7 +184,6 @@ def qrels(source: str | Path | Mapping = SAMPLE) -> dict[str, dict[str, int]]:
     """Qrels ``{qid: {docno: relevance}}`` from a TREC qrels file or ``"sample"`` (a dict is returned as it is)."""
     if isinstance(source, Mapping):
         return dict(source)
-    from hybrid.core.formats.qrels import read_qrels
 
     return read_qrels(sample_path("qrels", source))
 
@@ -238,9 +230,6 @@ def system(recipe, index=None, hits: int = 100, threads: int = 1, artifacts: str
     """A system by bundled recipe name (``"multifield-net"``, see ``hybrid/configs/recipes``), recipe TOML path,
     recipe ``[system]`` dict, or a stage (:class:`~hybrid.retrieval.base.Stage`) built by hand. ``index``:
     an opened index, a path, or ``"sample"`` (default)."""
-    from hybrid.recipes import Context, RecipeSource, build_system, load_recipe
-    from hybrid.retrieval.base import Stage
-
     if index is None or isinstance(index, str | Path):
         index = open_index(index if index is not None else SAMPLE)
     if isinstance(recipe, Stage):
@@ -255,8 +244,6 @@ def system(recipe, index=None, hits: int = 100, threads: int = 1, artifacts: str
 
 def list_recipes() -> list[str]:
     """The names of the bundled recipes."""
-    from hybrid.recipes import bundled_recipes
-
     return bundled_recipes()
 
 
@@ -269,9 +256,9 @@ def evaluate(run: Mapping[str, list[Hit]] | str | Path, qrels_source: str | Path
     """Mean of each measure (ir_measures or trec_eval names) over the judged queries: ``{"all": {...}}`` plus one
     entry per query kind when the run knows its topics' kinds (as ``hybrid.search --qrels`` prints them).
     With ``per_query``: ``{measure: {qid: value}}`` instead. ``run`` may be a TREC run file."""
-    from hybrid.evaluation.measures import evaluate as evaluate_run
-    from hybrid.evaluation.measures import parse_measures
-    from hybrid.evaluation.measures import per_query as per_query_scores
+    from hybrid.evaluation.measures import evaluate as evaluate_run  # deferred: importing it loads ir_measures
+    from hybrid.evaluation.measures import parse_measures  # deferred: importing it loads ir_measures
+    from hybrid.evaluation.measures import per_query as per_query_scores  # deferred: importing it loads ir_measures
 
     if isinstance(run, str | Path):
         run = Run.read(run)

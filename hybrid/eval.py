@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from hybrid.api import sample_path
 from hybrid.cli_common import make_parser, run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.formats.consistency import compare_query_ids, topic_query_ids
@@ -80,7 +81,6 @@ def _one(positional: str | None, option: str | None, name: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from hybrid.api import sample_path
 
     qrels_path = sample_path("qrels", _one(args.qrels_file, args.qrels, "qrels"))
     run_path = _one(args.run_file, args.run, "run")

@@ -21,9 +21,17 @@ from pathlib import Path
 
 from hybrid.cli_common import make_parser, positive_int, run_cli
 from hybrid.core.atomic import atomic_write
+from hybrid.core.errors import ConfigError
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import write_run_set
+from hybrid.core.formats.topics import read_topics
+from hybrid.core.provenance import code_version, inputs, versions
 from hybrid.core.records import Run, Topic
-from hybrid.evaluation.measures import per_query
+from hybrid.evaluation.measures import parse_measures, per_query
 from hybrid.evaluation.significance import holm, paired_test
+from hybrid.recipes import Context, load_recipe
+from hybrid.sample import sample_index, sample_paths
+from indexes.sparse_index import SparseIndex
 
 DEFAULT_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
 
@@ -121,21 +129,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from hybrid.core.errors import ConfigError
-    from hybrid.core.formats.qrels import read_qrels
-    from hybrid.core.formats.runs import write_run_set
-    from hybrid.core.formats.topics import read_topics
-    from hybrid.core.provenance import code_version, inputs, versions
-    from hybrid.recipes import Context, load_recipe
-    from hybrid.sample import sample_index, sample_paths
-    from indexes.sparse_index import SparseIndex
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":
         topics_path, qrels_path = sample_paths().topics, qrels_path or sample_paths().qrels
     if not qrels_path:
         raise ConfigError(None, None, "--qrels is required (except with --topics sample)")
-    from hybrid.evaluation.measures import parse_measures
 
     measures = parse_measures(args.measures)
     recipes = [load_recipe(r) for r in args.recipes]

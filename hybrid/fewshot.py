@@ -37,7 +37,14 @@ from pathlib import Path
 import numpy as np
 
 from hybrid.cli_common import make_parser, positive_int, run_cli
+from hybrid.core.atomic import atomic_write
+from hybrid.core.errors import ConfigError
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.topics import read_topics
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
+from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
+from indexes.faiss_index import DenseIndex
+from indexes.sparse_index import SparseIndex
 
 VARIANTS = ("bm25", "multifield", "dense-adhoc", "dense-tuned")
 
@@ -152,8 +159,6 @@ class DenseTable:
 
     @classmethod
     def load(cls, path: str | Path) -> DenseTable:
-        from indexes.faiss_index import DenseIndex
-
         index = DenseIndex(path, gpu=False)
         vectors = index.faiss.reconstruct_n(0, index.size)
         return cls(vectors, np.asarray(index.rows), index.passage_ids,
@@ -280,8 +285,6 @@ def run_variants(queries: list[KShotQuery], variants: Sequence[str], index=None,
         started = time.perf_counter()
         run: Run = {}
         if variant in ("bm25", "multifield"):
-            from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-
             todo = [e for qid, e in sorted(examples.items()) if (variant, qid) not in cache]
             if todo:
                 retriever = PassageBM25(index, "sentence") if variant == "bm25" else MultiFieldBM25(index)
@@ -319,7 +322,7 @@ def run_variants(queries: list[KShotQuery], variants: Sequence[str], index=None,
 
 def mean_ap(queries: list[KShotQuery], run: Run, depth: int) -> dict[str, float]:
     """MAP (AP@depth) over all queries and by kind."""
-    from hybrid.evaluation.measures import per_query
+    from hybrid.evaluation.measures import per_query  # deferred: importing it loads ir_measures
 
     qrels = {q.qid: q.relevant for q in queries}
     ap = per_query(qrels, run, (f"AP@{depth}",))[f"AP@{depth}"]
@@ -353,12 +356,6 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     import torch
-
-    from hybrid.core.atomic import atomic_write
-    from hybrid.core.errors import ConfigError
-    from hybrid.core.formats.qrels import read_qrels
-    from hybrid.core.formats.topics import read_topics
-    from indexes.sparse_index import SparseIndex
 
     torch.set_num_threads(1)  # tiny per-query models: one thread is several times faster on a shared CPU
     if any(v.startswith("dense") for v in args.variants) and not args.dense:

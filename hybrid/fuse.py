@@ -27,17 +27,22 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import make_parser, non_negative_int, output_file, positive_int, run_cli, run_tag
+from hybrid.api import attach_spans
+from hybrid.cli_common import check_outputs, make_parser, non_negative_int, output_file, positive_int, run_cli, run_tag
 from hybrid.core.errors import InputError
+from hybrid.core.formats.lines import iter_lines, parse_json_object, require
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import read_run, read_run_meta, sha256_file, write_run_set
+from hybrid.core.provenance import code_version
 from hybrid.core.records import Run
 
 NO_SPANS = "-"
 
 
 def parser() -> argparse.ArgumentParser:
-    from hybrid.fusion.fuse import METHODS
-    from hybrid.fusion.normalize import NORMALISATIONS
-    from hybrid.fusion.rrf import RRF_K
+    from hybrid.fusion.fuse import METHODS  # deferred: importing it loads ir_measures
+    from hybrid.fusion.normalize import NORMALISATIONS  # deferred: importing it loads ir_measures
+    from hybrid.fusion.rrf import RRF_K  # deferred: importing it loads ir_measures
 
     p = make_parser("python -m hybrid.fuse", __doc__, epilog=True)
     p.add_argument("--runs", nargs="+", required=True, metavar="RUN", help="two or more TREC run files")
@@ -109,7 +114,6 @@ def check_arguments(args: argparse.Namespace) -> list[str | None]:
             raise InputError(None, None, "--tune chooses the weights; give --weights or --tune, not both")
     if args.method == "rrf" and args.norm != "minmax" and not args.quiet:
         print(f"note: --norm {args.norm} is ignored by rrf (ranks only)", file=sys.stderr)
-    from hybrid.cli_common import check_outputs
 
     if args.output_spans is None and any(spans):
         args.output_spans = default_spans_output(args.output)
@@ -123,9 +127,6 @@ def check_arguments(args: argparse.Namespace) -> list[str | None]:
 
 def read_inputs(runs: list[str], spans: list[str | None], depth: int | None) -> list[Run]:
     """Each run (cut to ``depth``), its hits given the spans of its spans file (checked against the run's meta)."""
-    from hybrid.api import attach_spans
-    from hybrid.core.formats.runs import read_run, read_run_meta
-
     out = []
     for path, spans_path in zip(runs, spans, strict=True):
         run = read_run(path)
@@ -141,8 +142,6 @@ def read_inputs(runs: list[str], spans: list[str | None], depth: int | None) -> 
 
 def check_spans_belong(run: Run, run_path: str, spans_path: str) -> None:
     """A spans row for a (qid, docid) the run does not have means the files were mixed up."""
-    from hybrid.core.formats.lines import iter_lines, parse_json_object, require
-
     hits = {(qid, h.docid) for qid, found in run.items() for h in found}
     for number, line in iter_lines(spans_path):
         row = parse_json_object(spans_path, number, line)
@@ -170,7 +169,7 @@ def best_ranked_spans(fused: Run, runs: list[Run]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from hybrid.evaluation.measures import parse_measures
+    from hybrid.evaluation.measures import parse_measures  # deferred: importing it loads ir_measures
 
     spans = check_arguments(args)
     weights = parse_weights(args.weights, len(args.runs))
@@ -178,16 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     if len(measure) != 1:
         raise InputError(None, None, f"--measure: {args.measure!r} stands for {len(measure)} measures; name one")
     if args.tune:
-        from hybrid.fusion.tune import simplex_grid
+        from hybrid.fusion.tune import simplex_grid  # deferred: importing it loads ir_measures
 
         try:
             simplex_grid(len(args.runs), args.step)
         except ValueError as error:
             raise InputError(None, None, f"--step: {error}") from None
-    from hybrid.core.formats.qrels import read_qrels
-    from hybrid.core.formats.runs import sha256_file, write_run_set
-    from hybrid.core.provenance import code_version
-    from hybrid.fusion import fuse_runs, tune_weights
+    from hybrid.fusion import fuse_runs, tune_weights  # deferred: importing it loads ir_measures
 
     runs = read_inputs(args.runs, spans, args.depth)
     qrels = read_qrels(args.qrels) if args.qrels else None
@@ -221,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         print(json.dumps({"run": args.output, "spans": args.output_spans, **options}), file=sys.stderr)
         if qrels is not None:
-            from hybrid.eval import format_table
-            from hybrid.evaluation.measures import evaluate
+            from hybrid.eval import format_table  # deferred: importing it loads ir_measures
+            from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
 
             shown = tuple(dict.fromkeys(("RR@10", "AP@100", "R@100", "nDCG@10", measure[0])))
             print(format_table(evaluate(qrels, fused, shown), shown))

@@ -15,6 +15,8 @@ import sys
 
 from features.annotate import ANNOTATIONS, DEFAULT_MODEL, AnnotationConfig
 from hybrid.cli_common import make_parser, non_negative_int, positive_int, run_cli
+from hybrid.core.errors import InputError
+from indexes.lucene import IndexConfig, build_index
 
 
 def parser() -> argparse.ArgumentParser:
@@ -63,7 +65,6 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from indexes.lucene import IndexConfig, build_index
 
     annotation = AnnotationConfig(
         annotation=args.annotation, model=args.spacy_model, ner=args.ner, detect=args.detect, chains=args.chains,
@@ -72,18 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     config = IndexConfig(corpus=args.corpus, annotation=annotation, threads=args.threads)
     if args.dense_encoder and not args.shards:
-        from hybrid.core.errors import InputError
-
         raise InputError(None, None, "--dense-encoder needs --shards (one index: python -m hybrid.index_dense)")
     if args.shards:
-        from hybrid.core.ray_engine import get_engine
-        from indexes.shards import build_sharded_index
+        from hybrid.core.ray_engine import get_engine  # deferred: importing it loads numpy
+        from indexes.shards import build_sharded_index  # deferred: importing it loads numpy
 
         with get_engine(args.engine, address=args.ray_address) as engine:
             meta = build_sharded_index(config, args.index, args.shards, engine=engine, overwrite=args.overwrite,
                                        skip_bad=args.skip_bad, progress=not args.quiet)
             if args.dense_encoder:
-                from indexes.shards import build_dense_shards
+                from indexes.shards import build_dense_shards  # deferred: importing it loads numpy
 
                 build_dense_shards(args.index, args.dense_encoder, engine=engine, progress=not args.quiet)
     else:

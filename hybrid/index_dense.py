@@ -24,10 +24,11 @@ from pathlib import Path
 
 from hybrid.cli_common import make_parser, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
+from indexes.sparse_index import SparseIndex
 
 
 def parser() -> argparse.ArgumentParser:
-    from features.encoder import POOLINGS
+    from features.encoder import POOLINGS  # deferred: importing it loads numpy, torch
 
     p = make_parser("python -m hybrid.index_dense", __doc__, epilog=True)
     p.add_argument("--index", required=True, help="hybrid index directory (built by python -m hybrid.index)")
@@ -60,9 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     from dataclasses import replace
 
-    from features.encoder import BiEncoder
-    from indexes.faiss_index import DENSE_DIR, build_dense_index
-    from indexes.sparse_index import SparseIndex
+    from features.encoder import BiEncoder  # deferred: importing it loads numpy, torch
+    from indexes.faiss_index import DENSE_DIR, build_dense_index  # deferred: importing it loads numpy
 
     index = SparseIndex(args.index)
     encoder = BiEncoder.load(args.encoder, device=args.device)

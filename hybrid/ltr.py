@@ -44,7 +44,12 @@ from hybrid.cli_common import (
     run_cli,
     run_tag,
 )
+from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError, InputError
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import write_run_set
+from hybrid.core.formats.topics import read_topics
+from indexes.sparse_index import SparseIndex
 
 log = logging.getLogger("hybrid.ltr")
 DEFAULT_FEATURESET = Path(__file__).resolve().parent.parent / "ltr" / "configs" / "default.toml"
@@ -72,7 +77,7 @@ def _inputs(p: argparse.ArgumentParser, prefix: str = "", required: bool = True,
 
 
 def _learner(p: argparse.ArgumentParser) -> None:
-    from ltr.learners import LEARNERS
+    from ltr.learners import LEARNERS  # deferred: importing it loads numpy
 
     p.add_argument("--featureset", default=str(DEFAULT_FEATURESET), help="feature set TOML")
     p.add_argument("--learner", choices=sorted(LEARNERS), default="lambdamart")
@@ -148,9 +153,7 @@ class Inputs:
     """Topics + first-stage run (+ qrels) of one split, read once."""
 
     def __init__(self, args: argparse.Namespace, index, prefix: str = ""):
-        from hybrid.core.formats.qrels import read_qrels
-        from hybrid.core.formats.topics import read_topics
-        from ltr.runio import read_first_stage
+        from ltr.runio import read_first_stage  # deferred: importing it loads numpy
 
         get = lambda name: getattr(args, f"{prefix}_{name}" if prefix else name, None)  # noqa: E731
         self.paths = {k: get(k) for k in ("topics", "run", "spans", "qrels")}
@@ -169,13 +172,13 @@ class Inputs:
             log.warning("%d topics have no hits in %s (e.g. %s)", len(missing), self.paths["run"], missing[:3])
 
     def key(self, index_path: Path) -> dict:
-        from ltr.pipeline import file_digest
+        from ltr.pipeline import file_digest  # deferred: importing it loads numpy
 
         return {"index": str(Path(index_path).resolve()), **{k: file_digest(v) for k, v in self.paths.items()
                                                              if k != "qrels"}}
 
     def matrix(self, args: argparse.Namespace, resources, names: list[str], options: dict | None = None):
-        from ltr.pipeline import load_or_extract
+        from ltr.pipeline import load_or_extract  # deferred: importing it loads numpy
 
         matrix = load_or_extract(resources, self.topics, self.run, names, args.depth, args.cache,
                                  self.key(resources.index.path), progress=not args.quiet, options=options)
@@ -183,6 +186,8 @@ class Inputs:
 
 
 def _evaluate(qrels, run, kinds, label: str) -> dict:
+    # deferred: importing it loads ir_measures, numpy
+    # deferred: importing it loads ir_measures, numpy
     from ltr.metrics import REPORT_MEASURES, by_kind, per_query_metrics
 
     pq = per_query_metrics(qrels, run, REPORT_MEASURES)
@@ -202,8 +207,7 @@ def format_metrics(tables: dict[str, dict[str, dict[str, float]]], measures=("AP
 
 
 def _open(args: argparse.Namespace):
-    from indexes.sparse_index import SparseIndex
-    from ltr.resources import IndexResources
+    from ltr.resources import IndexResources  # deferred: importing it loads numpy
 
     if args.depth < 1:
         raise InputError(None, None, "--depth must be >= 1")
@@ -215,10 +219,10 @@ def _open(args: argparse.Namespace):
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ltr.experiment import cv_scores
-    from ltr.featureset import load_featureset
-    from ltr.metrics import by_kind, per_query_metrics
-    from ltr.model import ltr_versions, train_model
+    from ltr.experiment import cv_scores  # deferred: importing it loads numpy
+    from ltr.featureset import load_featureset  # deferred: importing it loads numpy
+    from ltr.metrics import by_kind, per_query_metrics  # deferred: importing it loads ir_measures, numpy
+    from ltr.model import ltr_versions, train_model  # deferred: importing it loads numpy
 
     featureset = load_featureset(args.featureset)
     params = parse_params(args.param)
@@ -230,7 +234,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     log.info("training matrix: %d pairs x %d features (%.1fs)", len(matrix), len(names), time.perf_counter() - started)
     metrics: dict[str, Any] = {}
     if args.cv:
-        from ltr.cv import topic_of
+        from ltr.cv import topic_of  # deferred: importing it loads numpy
 
         groups = {t.qid: topic_of(t) for t in train.topics}
         scores, folds = cv_scores(featureset, args.learner, params, matrix, groups, args.cv, args.seed)
@@ -260,8 +264,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _importance(model, matrix, qrels, png: str | None, top: int, seed: int, repeats: int = 1) -> None:
+    # deferred: importing it loads ir_measures, numpy
+    # deferred: importing it loads ir_measures, numpy
     from ltr.importance import format_importance, group_totals, importance, plot_importance
-    from ltr.metrics import relevant_counts
+    from ltr.metrics import relevant_counts  # deferred: importing it loads ir_measures, numpy
 
     n_rel = relevant_counts(qrels, matrix.query_ids) if matrix is not None and qrels is not None else None
     rows = importance(model, matrix if n_rel is not None else None, n_rel, seed, repeats)
@@ -276,11 +282,9 @@ def _importance(model, matrix, qrels, png: str | None, top: int, seed: int, repe
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
-    from hybrid.core.formats.qrels import read_qrels
-    from hybrid.core.formats.runs import write_run_set
-    from ltr.featureset import load_featureset
-    from ltr.model import TrainedModel
-    from ltr.pipeline import LtrReranker
+    from ltr.featureset import load_featureset  # deferred: importing it loads numpy
+    from ltr.model import TrainedModel  # deferred: importing it loads numpy
+    from ltr.pipeline import LtrReranker  # deferred: importing it loads numpy
 
     check_outputs({"--output": args.output, "--output-spans": args.output_spans,
                    "--output meta": f"{args.output}.meta.json"},
@@ -295,7 +299,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     run = reranker.rerank(inputs.topics, inputs.run)
     elapsed = time.perf_counter() - started
-    from ltr.model import ltr_versions
+    from ltr.model import ltr_versions  # deferred: importing it loads numpy
 
     meta = {"run": args.output, "queries": len(inputs.topics), "seconds": round(elapsed, 2),
             "ms_per_query": round(1000 * elapsed / max(len(inputs.topics), 1), 2), **reranker.timing,
@@ -309,10 +313,9 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
 
 def cmd_ablate(args: argparse.Namespace) -> int:
-    from hybrid.core.atomic import atomic_write
-    from ltr.ablation import ablate, format_ablation
-    from ltr.cv import topic_of
-    from ltr.featureset import load_featureset
+    from ltr.ablation import ablate, format_ablation  # deferred: importing it loads ir_measures, numpy, scipy
+    from ltr.cv import topic_of  # deferred: importing it loads numpy
+    from ltr.featureset import load_featureset  # deferred: importing it loads numpy
 
     featureset = load_featureset(args.featureset)
     params = parse_params(args.param)
@@ -343,9 +346,9 @@ def cmd_ablate(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from ltr.export import export_svmlight
-    from ltr.feature_scaling import Normaliser
-    from ltr.featureset import load_featureset
+    from ltr.export import export_svmlight  # deferred: importing it loads numpy
+    from ltr.feature_scaling import Normaliser  # deferred: importing it loads numpy
+    from ltr.featureset import load_featureset  # deferred: importing it loads numpy
 
     featureset = load_featureset(args.featureset)
     index, resources = _open(args)
@@ -361,7 +364,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_importance(args: argparse.Namespace) -> int:
-    from ltr.model import TrainedModel
+    from ltr.model import TrainedModel  # deferred: importing it loads numpy
 
     model = TrainedModel.load(args.model)
     model.verify_features()
@@ -376,7 +379,7 @@ def cmd_importance(args: argparse.Namespace) -> int:
 
 
 def cmd_features(args: argparse.Namespace) -> int:
-    from features.pairs import registry
+    from features.pairs import registry  # deferred: importing it loads numpy
 
     groups = [p for p in registry.providers() if args.group in (None, p.group)]
     if not groups:

@@ -25,6 +25,7 @@ import sys
 
 from hybrid.cli_common import run_cli
 from hybrid.core.errors import InputError
+from hybrid.core.jvm import start_jvm
 
 USAGE = "usage: python -m hybrid.pyserini MODULE [ARGS ...]   (MODULE: eval.trec_eval, search.lucene, ...)"
 
@@ -49,7 +50,6 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE + "\n\n" + (__doc__ or "").split("\n", 1)[1].strip())
         return 0
-    from hybrid.core.jvm import start_jvm
 
     start_jvm()  # before anything of pyserini is imported (finding a submodule imports its packages)
     module = module_name(argv[0])

@@ -33,12 +33,18 @@ from hybrid.cli_common import (
     run_tag,
 )
 from hybrid.core.errors import InputError
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import read_run, write_run_set
+from hybrid.core.formats.topics import read_topics
+from hybrid.core.provenance import versions
+from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
+from indexes.sparse_index import SparseIndex
 
 RETRIEVERS = ("multifield", "bm25")
 
 
 def _add_train(sub) -> None:
-    from ltr.reader.train import TrainConfig
+    from ltr.reader.train import TrainConfig  # deferred: importing it loads numpy, torch
 
     p = add_subparser(sub, "train", help="build the training pool (if missing) and train a reader")
     p.add_argument("--index", help="hybrid index for the retriever (needed only to build the pool)")
@@ -107,9 +113,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def build_pool(args: argparse.Namespace) -> None:
-    from hybrid.core.provenance import versions
-    from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-    from indexes.sparse_index import SparseIndex
+    # deferred: importing it loads numpy
+    # deferred: importing it loads numpy
     from ltr.reader.data import build_training_queries, read_labelled_corpus, write_pool
 
     missing = [name for name in ("index", "corpus", "queries") if not getattr(args, name)]
@@ -131,8 +136,8 @@ def build_pool(args: argparse.Namespace) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ltr.reader.data import read_pool
-    from ltr.reader.train import TrainConfig, train
+    from ltr.reader.data import read_pool  # deferred: importing it loads numpy
+    from ltr.reader.train import TrainConfig, train  # deferred: importing it loads numpy, torch
 
     if not Path(args.pool).exists():
         build_pool(args)
@@ -140,7 +145,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     context = None
     if config.context_tokens > 0:
-        from ltr.reader.context import LeadContext
+        from ltr.reader.context import LeadContext  # deferred: importing it loads numpy
 
         if not args.corpus:
             raise InputError(args.pool, None, "--context-tokens > 0 needs --corpus (the documents' lead sentences)")
@@ -154,14 +159,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
-    from hybrid.core.formats.runs import read_run, write_run_set
-    from hybrid.core.formats.topics import read_topics
-    from hybrid.core.provenance import versions
-    from indexes.sparse_index import SparseIndex
-    from ltr.reader.context import LeadContext
-    from ltr.reader.infer import rerank_run, write_spans
-    from ltr.reader.stage import index_mention_spans
-    from ltr.reader.store import load_reader
+    from ltr.reader.context import LeadContext  # deferred: importing it loads numpy
+    from ltr.reader.infer import rerank_run, write_spans  # deferred: importing it loads numpy, torch
+    from ltr.reader.stage import index_mention_spans  # deferred: importing it loads ir_measures, numpy, torch
+    from ltr.reader.store import load_reader  # deferred: importing it loads numpy, torch
 
     check_outputs({"--output": args.output, "--spans": args.spans, "--output meta": f"{args.output}.meta.json"},
                   inputs_of(args, ("run", "topics", "qrels")))
@@ -169,7 +170,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
         raise InputError(None, None, "--rerank-depth and --batch-size must be >= 1")
     weights = None
     if args.interpolate is not None:
-        from ltr.reader.interpolate import KindWeights, interpolate
+        from ltr.reader.interpolate import KindWeights, interpolate  # deferred: importing it loads ir_measures, numpy
 
         weights = KindWeights.parse(args.interpolate)
     index = SparseIndex(args.index)
@@ -198,9 +199,8 @@ def cmd_rerank(args: argparse.Namespace) -> int:
                             versions=versions()))
     print(json.dumps(meta), file=sys.stderr)
     if args.qrels:
-        from hybrid.core.formats.qrels import read_qrels
-        from hybrid.eval import format_table
-        from hybrid.evaluation.measures import evaluate
+        from hybrid.eval import format_table  # deferred: importing it loads ir_measures
+        from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
 
         qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in run}
         groups = {t.qid: t.kind for t in topics if t.kind}
@@ -211,7 +211,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from ltr.reader.spans_eval import evaluate_spans_file
+    from ltr.reader.spans_eval import evaluate_spans_file  # deferred: importing it loads numpy
 
     table = evaluate_spans_file(args.spans, args.corpus, args.queries, top=args.top)
     if args.json:

@@ -27,6 +27,11 @@ from pathlib import Path
 
 from hybrid.cli_common import make_parser, positive_int, run_cli
 from hybrid.core.errors import ConfigError
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.topics import read_topics
+from hybrid.recipes import Context, load_recipe
+from hybrid.recipes.builders import artifact_path, build_named, build_reranker, featureset_path, reranker_specs
+from indexes.sparse_index import SparseIndex
 
 log = logging.getLogger("hybrid.recipe_train")
 
@@ -57,11 +62,10 @@ def sample_topics(topics: list, limit: int | None, seed: int) -> list:
 def train_recipe(recipe, context, topics: list, qrels, seed: int = 0, max_queries: int | None = None,
                  overwrite: bool = False) -> list[Path]:
     """Train every LTR reranker of a pipeline recipe; returns the model paths written."""
-    from hybrid.recipes.builders import artifact_path, build_named, build_reranker, featureset_path, reranker_specs
-    from ltr.featureset import load_featureset
-    from ltr.model import ltr_versions, train_model
-    from ltr.pipeline import extract_matrix
-    from ltr.resources import IndexResources
+    from ltr.featureset import load_featureset  # deferred: importing it loads numpy
+    from ltr.model import ltr_versions, train_model  # deferred: importing it loads numpy
+    from ltr.pipeline import extract_matrix  # deferred: importing it loads numpy
+    from ltr.resources import IndexResources  # deferred: importing it loads numpy
 
     system, source = recipe.system, recipe.source
     specs = reranker_specs(system, source) if system.get("type") == "pipeline" else []
@@ -107,10 +111,6 @@ def train_recipe(recipe, context, topics: list, qrels, seed: int = 0, max_querie
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    from hybrid.core.formats.qrels import read_qrels
-    from hybrid.core.formats.topics import read_topics
-    from hybrid.recipes import Context, load_recipe
-    from indexes.sparse_index import SparseIndex
 
     recipe = load_recipe(args.recipe)
     index = SparseIndex(args.index)

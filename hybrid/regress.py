@@ -21,9 +21,12 @@ import sys
 import tomllib
 from pathlib import Path
 
+from features.annotate import AnnotationConfig
 from hybrid.cli_common import make_parser, run_cli
+from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.config import read_config_text
+from indexes.lucene import IndexConfig, build_index
 
 KEYS = {"name", "description", "index", "corpus", "topics", "qrels", "tolerance", "hits", "recipes", "expected",
         "runtime", "annotation"}
@@ -54,7 +57,7 @@ def check(path: Path, update: bool = False, output_dir: Path | None = None) -> l
     """Run the regression; return the list of drift messages (empty = pass)."""
     import tempfile
 
-    from hybrid.experiment import main as experiment_main
+    from hybrid.experiment import main as experiment_main  # deferred: importing it loads ir_measures, numpy, scipy
 
     data = load(path)
     base = path.parent
@@ -63,9 +66,6 @@ def check(path: Path, update: bool = False, output_dir: Path | None = None) -> l
     if index != "sample":
         index = _resolve(base, index)
         if not Path(index).exists() and data.get("corpus"):
-            from features.annotate import AnnotationConfig
-            from indexes.lucene import IndexConfig, build_index
-
             # [annotation]: AnnotationConfig fields (an index of gold annotation must say so: annotation="corpus")
             annotation = AnnotationConfig(**data.get("annotation", {}))
             build_index(IndexConfig(corpus=_resolve(base, data["corpus"]), annotation=annotation, threads=2), index)
@@ -99,8 +99,6 @@ def check(path: Path, update: bool = False, output_dir: Path | None = None) -> l
 
 
 def _write(path: Path, data: dict) -> None:
-    from hybrid.core.atomic import atomic_write
-
     lines = []
     for key, value in data.items():
         if key == "expected":

@@ -24,9 +24,15 @@ import io
 import sys
 from pathlib import Path
 
+from hybrid.api import open_index, sample_path
 from hybrid.cli_common import make_parser, output_file, positive_int, run_cli
+from hybrid.core.atomic import atomic_write
+from hybrid.core.formats import read_qrels, read_run, read_topics
+from hybrid.core.formats.runs import read_run_meta
+from hybrid.core.formats.runs import read_spans as read_span_rows
 from hybrid.core.records import Run, Topic
 from hybrid.evaluation.measures import per_query
+from indexes.sparse_index import SparseIndex
 
 CSS = """
 body{font-family:DejaVu Sans,Arial,sans-serif;margin:2em;color:#222;max-width:1100px}
@@ -50,8 +56,6 @@ def highlight(text: str, start: int | None, end: int | None, css: str) -> str:
 
 def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int]]:
     """(qid, docid) -> (start, end) from a spans JSONL; a malformed line is an InputError naming it."""
-    from hybrid.core.formats.runs import read_spans as read_span_rows
-
     return {key: (start, end) for key, (start, end, _) in read_span_rows(path).items()}
 
 
@@ -226,11 +230,6 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from hybrid.api import open_index, sample_path
-    from hybrid.core.atomic import atomic_write
-    from hybrid.core.formats import read_qrels, read_run, read_topics
-    from hybrid.core.formats.runs import read_run_meta
-    from indexes.sparse_index import SparseIndex
 
     read_run_meta(args.run, args.spans)  # a meta or spans file that does not belong to the run is an error
     if args.baseline:

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from hybrid.cli_common import (
+    check_outputs,
     make_parser,
     non_negative_float,
     non_negative_int,
@@ -41,6 +42,14 @@ from hybrid.cli_common import (
 )
 from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import SkipReport
+from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.formats.runs import write_run_set
+from hybrid.core.formats.topics import read_topics
+from hybrid.core.provenance import code_version, inputs, search_options, versions
+from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
+from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS, MultiFieldBM25, PassageBM25
+from hybrid.sample import sample_index, sample_paths
+from indexes.sparse_index import SparseIndex
 
 log = logging.getLogger("hybrid.search")
 MODELS = ("bm25", "multifield", "bm25f", "dense", "fused")
@@ -48,11 +57,12 @@ COMPONENTS = ("bm25", "multifield", "bm25f", "dense")  # what --fuse may combine
 
 
 def parser() -> argparse.ArgumentParser:
-    from hybrid.fusion.fuse import METHODS as FUSION_METHODS
-    from hybrid.fusion.normalize import NORMALISATIONS
-    from hybrid.retrieval.bm25f import DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
+    from hybrid.fusion.fuse import METHODS as FUSION_METHODS  # deferred: importing it loads ir_measures
+    from hybrid.fusion.normalize import NORMALISATIONS  # deferred: importing it loads ir_measures
+
+    # deferred: importing it loads numpy
+    # deferred: importing it loads numpy
     from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, PASSAGE_WEIGHT
-    from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS
 
     p = make_parser("python -m hybrid.search", __doc__, epilog=True)
     p.add_argument("--topics", required=True,
@@ -123,8 +133,7 @@ def parser() -> argparse.ArgumentParser:
 
 def build_retriever(args: argparse.Namespace, index, model: str | None = None):
     """The retriever of ``--model`` (or of one fused component), already adapted to a sharded index."""
-    from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-    from hybrid.scale.sharded_search import shard_retriever
+    from hybrid.scale.sharded_search import shard_retriever  # deferred: importing it loads numpy, torch
 
     model = model or args.model
     if model == "fused":
@@ -132,8 +141,6 @@ def build_retriever(args: argparse.Namespace, index, model: str | None = None):
     if model == "dense":
         return build_dense(args, index)
     if model == "bm25f":
-        from hybrid.retrieval.bm25f import BM25F
-
         retriever = BM25F(index, args.bm25f_fields, same_kind=not args.any_kind, k=args.hits, query=args.bm25f_query,
                           k1=args.k1, b=args.b, threads=args.threads, progress=not args.quiet)
     elif model == "bm25":
@@ -148,7 +155,7 @@ def build_retriever(args: argparse.Namespace, index, model: str | None = None):
 
 def with_safety_net(args: argparse.Namespace, index, retriever):
     """Mention-level models get passage-level BM25 and document context (hybrid.retrieval.doc_context)."""
-    from hybrid.retrieval.doc_context import SafetyNet
+    from hybrid.retrieval.doc_context import SafetyNet  # deferred: importing it loads numpy
 
     if args.model == "bm25" or args.no_safety_net or (
             args.passage_weight == 0 and args.doc_weight == 0 and args.expand_docs == 0):
@@ -160,8 +167,8 @@ def with_safety_net(args: argparse.Namespace, index, retriever):
 
 def build_dense(args: argparse.Namespace, index):
     """DenseRetriever over --dense-index (or ``<index>/dense``); on a sharded index, over its shards' parts."""
-    from hybrid.retrieval.dense import DenseRetriever
-    from hybrid.scale.sharded_search import ShardedDense, ShardedIndex
+    from hybrid.retrieval.dense import DenseRetriever  # deferred: importing it loads numpy, torch
+    from hybrid.scale.sharded_search import ShardedDense, ShardedIndex  # deferred: importing it loads numpy, torch
 
     options = {"same_kind": not args.any_kind, "k": args.hits, "progress": not args.quiet, "device": args.device}
     if isinstance(index, ShardedIndex) and not args.dense_index:
@@ -178,7 +185,7 @@ def build_dense(args: argparse.Namespace, index):
 
 def build_fused(args: argparse.Namespace, index):
     """Fuse of the --fuse models with --fusion/--norm/--fusion-weights; components fetch --depth hits."""
-    from hybrid.fusion import Fuse, parse_fusion_weights
+    from hybrid.fusion import Fuse, parse_fusion_weights  # deferred: importing it loads ir_measures
 
     names = [n.strip() for n in args.fuse.split(",") if n.strip()]
     unknown = [n for n in names if n not in COMPONENTS]
@@ -204,8 +211,6 @@ def component_path(output: str, name: str, suffix: str = ".trec") -> str:
 
 def check_run_outputs(args: argparse.Namespace, output: str, topics: str | Path, qrels: str | Path | None) -> None:
     """Every file the search writes (run, spans, meta, fused components) is new: never an input, never twice."""
-    from hybrid.cli_common import check_outputs
-
     outputs = {"--output": output, "--spans": args.spans}
     if args.model == "fused":
         for name in (n.strip() for n in args.fuse.split(",") if n.strip()):
@@ -232,14 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.depth is not None and args.depth < args.hits:
         raise InputError(None, None, "--depth must be >= --hits")
-    from hybrid.core.formats.qrels import read_qrels
-    from hybrid.core.formats.runs import write_run_set
-    from hybrid.core.formats.topics import read_topics
-    from hybrid.core.provenance import code_version, inputs, search_options, versions
-    from hybrid.evaluation.measures import evaluate
-    from hybrid.sample import sample_index, sample_paths
-    from hybrid.scale.sharded_search import open_index
-    from indexes.sparse_index import SparseIndex
+    from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
+    from hybrid.scale.sharded_search import open_index  # deferred: importing it loads numpy, torch
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":
@@ -278,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     write_run_set(run, output, tag=args.tag or retriever.name, spans_path=args.spans, meta=dict(meta, **provenance))
     print(json.dumps(meta), file=sys.stderr)
     if qrels_path:
-        from hybrid.eval import format_table
+        from hybrid.eval import format_table  # deferred: importing it loads ir_measures
 
         groups = {t.qid: t.kind for t in topics if t.kind}
         groups.update({t.qid: (index.query_record(t).kind or "unknown") for t in topics if not t.kind})

@@ -20,10 +20,13 @@ from pathlib import Path
 
 from hybrid.cli_common import make_parser, non_negative_float, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
+from hybrid.core.formats.topics import read_topics
+from hybrid.dense.data import TrainingSet, build_training_set, summarize
+from indexes.sparse_index import SparseIndex
 
 
 def parser() -> argparse.ArgumentParser:
-    from features.encoder import POOLINGS
+    from features.encoder import POOLINGS  # deferred: importing it loads numpy, torch
 
     p = make_parser("python -m hybrid.train_dense", __doc__, epilog=True)
     p.add_argument("--index", required=True, help="hybrid index of the corpus (candidate spans, BM25 negatives)")
@@ -64,11 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.steps < 1 or args.batch_size < 1:
         raise InputError(None, None, "--steps and --batch-size must be >= 1")
-    from features.encoder import EncoderConfig
-    from hybrid.core.formats.topics import read_topics
-    from hybrid.dense.data import TrainingSet, build_training_set, summarize
-    from hybrid.dense.train import TrainConfig, train
-    from indexes.sparse_index import SparseIndex
+    from features.encoder import EncoderConfig  # deferred: importing it loads numpy, torch
+    from hybrid.dense.train import TrainConfig, train  # deferred: importing it loads numpy, torch
 
     progress = not args.quiet
     if args.threads:

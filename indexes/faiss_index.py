@@ -44,6 +44,7 @@ from tqdm import tqdm
 
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
+from hybrid.core.provenance import versions
 from hybrid.core.records import KIND_CODES, KIND_NAMES
 
 if TYPE_CHECKING:
@@ -115,8 +116,6 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
     """
     import faiss
 
-    from hybrid.core.provenance import versions
-
     output = Path(output)
     remove_stale_builds(output.parent, output.name)
     passages = iter_index_passages(index)
@@ -124,7 +123,7 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
         passages = passages[:limit]
     if not passages:
         raise ValueError(f"{index.path}: no passages to encode")
-    from features.encoder import Unit
+    from features.encoder import Unit  # deferred: importing it loads torch
 
     started = time.time()
     with atomic_directory(output, overwrite=overwrite) as tmp:

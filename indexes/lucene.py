@@ -28,8 +28,10 @@ from tqdm import tqdm
 
 from features.annotate import FIELDS, AnnotationConfig, Annotator, MentionRecord
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
+from hybrid.core.errors import InputError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import SkipReport
+from hybrid.core.jvm import start_jvm
 from hybrid.core.provenance import METADATA, file_sha256, versions
 from hybrid.core.records import Passage
 
@@ -86,8 +88,6 @@ def _mention_json(record: MentionRecord) -> dict:
 
 
 def _run_anserini(input_dir: Path, index_dir: Path, fields: tuple[str, ...], threads: int, store_raw: bool) -> None:
-    from hybrid.core.jvm import start_jvm
-
     start_jvm()
     from jnius import autoclass
 
@@ -109,8 +109,6 @@ def check_index_target(output: str | Path, corpus: str | Path | None, overwrite:
     sharded one) or an empty directory, never a folder of other files; and the index never contains the
     corpus it is built from (replacing the folder would delete the corpus).
     """
-    from hybrid.core.errors import InputError
-
     output = Path(output)
     if corpus is not None:
         corpus_path, target = Path(corpus).resolve(), output.resolve()
@@ -166,8 +164,6 @@ def build_index(
                 bar.update(1)
         bar.close()
         if counts["passages"] == 0:
-            from hybrid.core.errors import InputError
-
             raise InputError(config.corpus, None, "no passages to index")
         counts["documents"] = len(doc_sizes)
         log.info("indexing %d passages and %d mentions", counts["passages"], counts["mentions"])

@@ -38,11 +38,22 @@ from typing import Any
 import numpy as np
 
 from features.annotate import AnnotationConfig, Annotator
-from hybrid.core.atomic import atomic_directory, remove_stale_builds
+from hybrid.core.atomic import atomic_directory, atomic_write, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import SkipReport
+from hybrid.core.ray_engine import get_engine
 from hybrid.core.records import KIND_CODES, Mention, Passage
+from indexes.faiss_index import (
+    DENSE_DIR,
+    DENSE_METADATA,
+    PASSAGE_TABLE,
+    ROWS,
+    VECTORS,
+    _new_faiss,
+    iter_index_passages,
+)
+from indexes.faiss_index import FORMAT_VERSION as DENSE_FORMAT
 from indexes.lucene import (
     FORMAT_VERSION,
     MENTION_INDEX_FIELDS,
@@ -57,6 +68,7 @@ from indexes.lucene import (
     file_sha256,
     versions,
 )
+from indexes.sparse_index import SparseIndex
 
 log = logging.getLogger(__name__)
 
@@ -269,8 +281,6 @@ def build_sharded_index(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Annotate the corpus and build ``n_shards`` complete hybrid indexes plus the manifest; returns it."""
-    from hybrid.core.ray_engine import get_engine
-
     if n_shards < 1:
         raise ConfigError(None, None, f"--shards must be >= 1, got {n_shards}")
     check_index_target(output, config.corpus, overwrite)
@@ -367,13 +377,13 @@ class EncodeBatch:
     """
 
     def __init__(self, encoder: str, config: dict[str, Any], batch_size: int, device: str | None = None):
-        from features.encoder import BiEncoder, EncoderConfig
+        from features.encoder import BiEncoder, EncoderConfig  # deferred: importing it loads torch
 
         self.encoder = BiEncoder.load(encoder, config=EncoderConfig.from_json(config), device=device)
         self.batch_size = batch_size
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from features.encoder import Unit
+        from features.encoder import Unit  # deferred: importing it loads torch
 
         items = [json.loads(line) for line in batch["text"]]
         units = [Unit(item["text"], [(s, e) for s, e in item["spans"]]) for item in items]
@@ -398,20 +408,7 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
     """
     import faiss
 
-    from features.encoder import BiEncoder
-    from hybrid.core.atomic import atomic_write
-    from hybrid.core.ray_engine import get_engine
-    from indexes.faiss_index import (
-        DENSE_DIR,
-        DENSE_METADATA,
-        PASSAGE_TABLE,
-        ROWS,
-        VECTORS,
-        _new_faiss,
-        iter_index_passages,
-    )
-    from indexes.faiss_index import FORMAT_VERSION as DENSE_FORMAT
-    from indexes.sparse_index import SparseIndex
+    from features.encoder import BiEncoder  # deferred: importing it loads torch
 
     path = Path(path).resolve()
     engine = get_engine(engine)

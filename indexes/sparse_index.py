@@ -9,6 +9,7 @@ from pathlib import Path
 
 from features.annotate import AnnotationConfig, Annotator, MentionRecord
 from hybrid.core.errors import IndexMissingError
+from hybrid.core.formats.topics import read_topics
 from hybrid.core.jvm import pyserini_searcher_class, start_jvm
 from hybrid.core.records import Passage, Topic
 from indexes.lucene import MENTIONS, METADATA, PASSAGES, docref
@@ -190,8 +191,7 @@ def open_for_timing(index_path: str | Path, topics_path: str | Path, limit: int 
     For benchmarks: a query's record (its indexed mention, chain and context entities) is read and parsed
     on first use, so computing them all up front keeps that one-off cost out of every timed search.
     """
-    from hybrid.core.formats.topics import read_topics
-    from hybrid.core.java import require
+    from hybrid.core.java import require  # deferred: importing it loads numpy
 
     index = SparseIndex(index_path)
     require()

@@ -18,7 +18,7 @@ from features.annotate import MentionRecord
 from features.pairs.base import PairBatch, PairContext, QueryContext, dice
 from features.pairs.strings import mention_strings
 from features.pairs.views import CountingTermStats, DocumentView, PassageView, RecordView, TermStats
-from hybrid.core.records import Run, Topic
+from hybrid.core.records import Hit, Run, Topic
 from ltr.resources import IndexResources
 
 log = logging.getLogger(__name__)
@@ -86,8 +86,6 @@ def standalone_pair(query: MentionRecord, candidate: MentionRecord, *, query_doc
     ``candidate_passage`` the other mentions of the candidate's passage; ``stats`` defaults to document
     frequencies counted over every text given.
     """
-    from hybrid.core.records import Hit, Topic
-
     q_view, c_view = RecordView(query), RecordView(candidate)
     q_passage = PassageView(query.passage_id, query.doc_id, query.context, [q_view])
     c_passage = PassageView(candidate.passage_id, candidate.doc_id, candidate.context,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from features.pairs.registry import lookup
 from hybrid.core.atomic import atomic_write
 from ltr.featureset import FeatureSet
 from ltr.matrix import FeatureMatrix
@@ -24,8 +25,6 @@ from ltr.matrix import FeatureMatrix
 def export_svmlight(matrix: FeatureMatrix, featureset: FeatureSet, path: str | Path,
                     normalised: np.ndarray | None = None, zero_based: bool = False) -> int:
     """Write the matrix (or ``normalised`` values of the same shape); returns the number of lines."""
-    from features.pairs.registry import lookup
-
     matrix = matrix.columns(featureset.feature_names)
     X = np.nan_to_num(matrix.X if normalised is None else normalised)
     labels = matrix.labels if matrix.labels is not None else np.zeros(len(matrix), dtype=np.int64)

@@ -36,6 +36,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from features.pairs import registry
+from features.pairs.registry import configured, group_features, lookup, unavailable
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.config import read_config_text
 
@@ -128,16 +130,12 @@ class FeatureSet:
 
     def fingerprint(self) -> str:
         """sha256 over (feature, normalisation, implementation version) in order; names of sets/groups excluded."""
-        from features.pairs.registry import lookup
-
         items = []
         for g in self.groups:
             for f in g.features:
                 _, feat = lookup(f, self.source)
                 items.append([f, g.normalisation_of(f), feat.group, feat.version])
         if self.providers:
-            from features.pairs.registry import configured
-
             opts = self.provider_options
             items.append(["providers", opts, {g: configured(g, o).identity() for g, o in opts.items()}])
         return hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()
@@ -208,8 +206,6 @@ def load_featureset(path: str | Path) -> FeatureSet:
 
 
 def parse_featureset(data: dict, text: str = "", source: str | None = None) -> FeatureSet:
-    from features.pairs.registry import group_features, lookup, providers, unavailable
-
     for key in data:
         if key not in TOP_KEYS:
             raise ConfigError(source, _key_line(text, key), f"unknown key {key!r}; allowed: {sorted(TOP_KEYS)}")
@@ -222,7 +218,7 @@ def parse_featureset(data: dict, text: str = "", source: str | None = None) -> F
     raw_groups = data.get("groups")
     if not isinstance(raw_groups, dict) or not raw_groups:
         raise ConfigError(source, _key_line(text, "groups"), "a feature set needs at least one [groups.<name>] table")
-    provider_groups = {p.group for p in providers()}
+    provider_groups = {p.group for p in registry.providers()}
     seen: dict[str, str] = {}
     groups = []
     for gname, spec in raw_groups.items():
@@ -281,8 +277,6 @@ def parse_featureset(data: dict, text: str = "", source: str | None = None) -> F
 
 def _parse_providers(raw: object, text: str, source: str | None, known: set[str]) -> tuple[tuple[str, str], ...]:
     """``[providers.<group>]`` tables -> (group, canonical JSON options), validated by the provider itself."""
-    from features.pairs.registry import configured
-
     if not isinstance(raw, dict):
         raise ConfigError(source, _key_line(text, "providers"), "'providers' must be a table of [providers.<group>]")
     out = []

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from features.pairs.base import PairBatch
+from features.pairs.registry import configured, lookup
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import Qrels
@@ -118,8 +119,6 @@ def extract(batch: PairBatch, names: Sequence[str], options: dict[str, dict] | N
 
     ``options``: group -> provider options (a feature set's ``[providers.<group>]`` tables).
     """
-    from features.pairs.registry import configured, lookup
-
     options = options or {}
     by_provider: dict[str, tuple[object, list[str]]] = {}
     for name in names:

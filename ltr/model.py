@@ -24,9 +24,10 @@ import numpy as np
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError, InputError
+from hybrid.core.provenance import versions
 from ltr.feature_scaling import Normaliser
 from ltr.featureset import FeatureSet
-from ltr.learners import SCORERS, Scorer
+from ltr.learners import SCORERS, Scorer, make_learner
 from ltr.matrix import FeatureMatrix
 
 MODEL_FILE = "ltr-model.json"
@@ -37,8 +38,6 @@ FORMAT_VERSION = 1
 def ltr_versions() -> dict[str, str]:
     """Package versions that shape a trained model (hybrid.core.provenance.versions plus the learners')."""
     from importlib.metadata import PackageNotFoundError, version
-
-    from hybrid.core.provenance import versions
 
     out = versions()
     for pkg in ("scikit-learn", "lightgbm", "numpy", "scipy"):
@@ -155,8 +154,6 @@ def _now() -> str:
 def train_model(learner_name: str, params: dict[str, Any] | None, featureset: FeatureSet, matrix: FeatureMatrix,
                 seed: int = 0, config: dict[str, Any] | None = None) -> TrainedModel:
     """Fit normaliser + learner on a labelled matrix whose columns are the feature set's, in order."""
-    from ltr.learners import make_learner
-
     if matrix.labels is None:
         raise ValueError("training matrix has no labels")
     matrix = matrix.columns(featureset.feature_names)

@@ -12,6 +12,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from features.pairs.registry import lookup
+from hybrid.core.provenance import file_sha256
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Reranker
 from indexes.sparse_index import SparseIndex
@@ -81,7 +83,6 @@ class LtrReranker(Reranker):
 def file_digest(path: str | Path | None) -> str | None:
     if path is None:
         return None
-    from hybrid.core.provenance import file_sha256
 
     return file_sha256(path)
 
@@ -96,8 +97,6 @@ def load_or_extract(resources: IndexResources, topics: Sequence[Topic], run: Run
     """
     import hashlib
     import json
-
-    from features.pairs.registry import lookup
 
     versions = {n: [lookup(n)[1].group, lookup(n)[1].version] for n in names}
     if cache_dir is not None:

@@ -37,7 +37,13 @@ import numpy as np
 from features.pairs.base import Feature, FeatureProvider, PairBatch
 from features.pairs.registry import register_external
 from hybrid.core.errors import ConfigError
+from hybrid.core.java import FEATURES
+from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
 from hybrid.core.records import Run
+from hybrid.retrieval.bm25f import BM25F
+from hybrid.retrieval.sparse import MultiFieldBM25
+from indexes.faiss_index import DENSE_METADATA, resolve_dense_dir
+from indexes.lucene import mention_doc_id
 
 
 def _module_missing(name: str) -> str | None:
@@ -49,8 +55,6 @@ def _module_missing(name: str) -> str | None:
 
 
 def _jar_missing() -> str | None:
-    from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
-
     return None if project_jar() else f"the project's jar is not built ({JAR_BUILD_COMMAND})"
 
 
@@ -84,13 +88,13 @@ class SparseFieldsProvider(FeatureProvider):
         return _module_missing("ltr.sparse_features") or _module_missing("hybrid.core.java") or _jar_missing()
 
     def _channel_specs(self) -> list:
+        # deferred: a module-level import would close an import cycle with ltr.sparse_features
+        # deferred: a module-level import would close an import cycle with ltr.sparse_features
         from ltr.sparse_features import DEFAULT_CHANNELS, parse_channels
 
         return parse_channels(list(self._channels or DEFAULT_CHANNELS))
 
     def features(self) -> dict[str, Feature]:
-        from hybrid.core.java import FEATURES
-
         out = {}
         for ch in self._channel_specs():
             for f in FEATURES:
@@ -102,14 +106,14 @@ class SparseFieldsProvider(FeatureProvider):
     def extractor(self, index):
         key = str(index.path)
         if key not in self._extractors:
+            # deferred: a module-level import would close an import cycle with ltr.sparse_features
+            # deferred: a module-level import would close an import cycle with ltr.sparse_features
             from ltr.sparse_features import SparseFeatureExtractor
 
             self._extractors[key] = SparseFeatureExtractor(index, [c.name for c in self._channel_specs()])
         return self._extractors[key]
 
     def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
-        from indexes.lucene import mention_doc_id
-
         if batch.resources is None:
             raise ValueError("sparse_fields features need a batch built from an index")
         extractor = self.extractor(batch.resources.index)
@@ -265,7 +269,7 @@ def clear_query_memos() -> None:
 def shared_dense_retriever(index: str | Path, encoder: str | None, k: int, batch_size: int = 64):
     """A :class:`~hybrid.retrieval.dense.DenseRetriever` whose query encoder (and its memo) is shared by
     every retriever of the same dense index and encoder in this process."""
-    from hybrid.retrieval.dense import DenseRetriever
+    from hybrid.retrieval.dense import DenseRetriever  # deferred: importing it loads torch
 
     key = (str(Path(index).resolve()), None if encoder is None else str(Path(encoder).resolve()))
     memo = _QUERY_MEMOS.get(key)
@@ -293,8 +297,6 @@ class DenseProvider(FeatureProvider):
     def configure(self, options: dict[str, Any]) -> DenseProvider:
         _check_options(self.group, options, self.OPTIONS)
         if "index" in options:
-            from indexes.faiss_index import resolve_dense_dir
-
             try:
                 resolve_dense_dir(options["index"])
             except FileNotFoundError as exc:
@@ -304,7 +306,6 @@ class DenseProvider(FeatureProvider):
     def identity(self) -> dict[str, Any]:
         if not self.index_path:
             return {}
-        from indexes.faiss_index import DENSE_METADATA, resolve_dense_dir
 
         meta = resolve_dense_dir(self.index_path) / DENSE_METADATA
         return {"dense_index": hashlib.sha256(meta.read_bytes()).hexdigest()}
@@ -405,10 +406,12 @@ class ReaderProvider(FeatureProvider):
         if self.checkpoint is None:
             raise ConfigError(None, None, "reader features need the feature set option [providers.reader] "
                                           "checkpoint = <a trained reader folder> (python -m hybrid.reader train)")
-        from ltr.reader.infer import score_pairs
-        from ltr.reader.store import load_reader
+        from ltr.reader.infer import score_pairs  # deferred: importing it loads torch
+        from ltr.reader.store import load_reader  # deferred: importing it loads torch
 
         if self._reader is None:
+            # deferred: a module-level import would close an import cycle with ltr.reader.context
+            # deferred: a module-level import would close an import cycle with ltr.reader.context
             from ltr.reader.context import LeadContext
 
             self._reader = load_reader(self.checkpoint, device=self.device)
@@ -435,8 +438,6 @@ class ReaderProvider(FeatureProvider):
 
 
 def _bm25f(index):
-    from hybrid.retrieval.bm25f import BM25F
-
     return BM25F(index)
 
 
@@ -456,7 +457,7 @@ class FusionProvider(RetrieverScoresProvider):
 
     def configure(self, options: dict[str, Any]) -> FusionProvider:
         _check_options(self.group, options, self.OPTIONS)
-        from hybrid.fusion.fuse import METHODS
+        from hybrid.fusion.fuse import METHODS  # deferred: importing it loads ir_measures
 
         if options.get("method", "rrf") not in METHODS:
             raise ConfigError(None, None, f"[providers.fusion] method must be one of {METHODS}")
@@ -466,8 +467,7 @@ class FusionProvider(RetrieverScoresProvider):
         return DenseProvider(self.index_path).identity()
 
     def _make(self, index):
-        from hybrid.fusion.fuse import Fuse
-        from hybrid.retrieval.sparse import MultiFieldBM25
+        from hybrid.fusion.fuse import Fuse  # deferred: importing it loads ir_measures
 
         dense = shared_dense_retriever(self.index_path or index.path, self.encoder_path, self.depth)
         return Fuse([MultiFieldBM25(index, k=self.depth), dense], method=self.method, k=self.depth)

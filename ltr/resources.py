@@ -14,7 +14,9 @@ from typing import Generic, TypeVar
 from features.annotate import MentionRecord
 from features.pairs.base import QueryContext
 from features.pairs.views import DocumentView, PassageView, RecordView, TermStats
+from hybrid.core.jvm import start_jvm
 from hybrid.core.records import Hit, Topic
+from indexes.lucene import PASSAGES
 from indexes.sparse_index import SparseIndex
 
 K = TypeVar("K")
@@ -43,13 +45,9 @@ class LuceneTermStats:
     """Anserini's default English analyzer and BM25 IDF from the passage index's document frequencies."""
 
     def __init__(self, index: SparseIndex, cache_size: int = 200_000):
-        from hybrid.core.jvm import start_jvm
-
         start_jvm()
         from pyserini.analysis import Analyzer, get_lucene_analyzer
         from pyserini.index.lucene import LuceneIndexReader
-
-        from indexes.lucene import PASSAGES
 
         self.reader = LuceneIndexReader(str(index.path / PASSAGES))
         self.n_docs = int(self.reader.stats()["documents"])

@@ -36,6 +36,7 @@ import numpy as np
 
 from features.annotate import FIELDS, MentionRecord
 from hybrid.core.errors import ConfigError
+from hybrid.core.java import FEATURES, FeatureBatch
 from hybrid.core.records import Run, Topic
 from hybrid.retrieval.sparse import QUERY_SOURCES, query_source_text
 from indexes.lucene import MENTIONS
@@ -82,8 +83,6 @@ def parse_channels(spec: str | Sequence[str]) -> list[Channel]:
 
 
 def feature_names(channels: Sequence[Channel]) -> list[str]:
-    from hybrid.core.java import FEATURES
-
     return [f"{c.name}:{f}" for c in channels for f in FEATURES]
 
 
@@ -92,8 +91,6 @@ class SparseFeatureExtractor:
 
     def __init__(self, index: SparseIndex, channels: str | Sequence[str] = DEFAULT_CHANNELS, k1: float = 0.9,
                  b: float = 0.4, mu: float = 1000.0, threads: int = 1):
-        from hybrid.core.java import FeatureBatch
-
         self.index, self.channels, self.threads = index, parse_channels(channels), threads
         self.k1, self.b, self.mu = k1, b, mu
         self.batch = FeatureBatch.open(index.path / MENTIONS, k1, b, mu)

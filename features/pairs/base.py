@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from features.pairs.views import DocumentView, PassageView, RecordView, TermStats
+from hybrid.core.errors import ConfigError
 from hybrid.core.records import Hit, Topic
 
 
@@ -116,8 +117,6 @@ class FeatureProvider(ABC):
     def configure(self, options: dict[str, Any]) -> FeatureProvider:
         """A provider set up with a feature set's ``[providers.<group>]`` options (none by default)."""
         if options:
-            from hybrid.core.errors import ConfigError
-
             raise ConfigError(None, None, f"feature group {self.group!r} takes no options, got {sorted(options)}")
         return self
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid.core.formats.runs import sha256_file
+from hybrid.core.jvm import anserini_jar, project_jar
 
 #: The manifest every hybrid index folder holds (written by indexes.lucene); its sha256 identifies the index.
 METADATA = "hybrid-index.json"
@@ -112,7 +113,6 @@ def versions() -> dict[str, str]:
             out[pkg] = version(pkg)
         except PackageNotFoundError:
             out[pkg] = "not installed"
-    from hybrid.core.jvm import anserini_jar, project_jar
 
     out["anserini_jar"] = Path(anserini_jar()).name
     own = project_jar()

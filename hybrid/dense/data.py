@@ -28,6 +28,7 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import iter_lines
 from hybrid.core.records import Topic
+from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 
 
 @dataclass
@@ -186,8 +187,6 @@ def build_training_set(index, corpus: str | Path, topics: list[Topic], split: st
 
 def _mine_negatives(index, queries: list[TrainQuery], topics: dict[str, Topic], clusters: dict, passage, raw: dict,
                     method: str, top: int, rng: random.Random, progress: bool) -> None:
-    from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-
     if method == "multifield":
         retriever = MultiFieldBM25(index, k=top, progress=progress)
     elif method == "bm25":

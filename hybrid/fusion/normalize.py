@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from hybrid.core.errors import ConfigError
 from hybrid.core.formats.runs import sorted_hits
 from hybrid.core.records import Hit
 
@@ -58,8 +59,6 @@ NORMALISATIONS: dict[str, Callable[[list[Hit]], Normalised]] = {
 
 
 def normaliser(name: str) -> Callable[[list[Hit]], Normalised]:
-    from hybrid.core.errors import ConfigError
-
     if name not in NORMALISATIONS:
         raise ConfigError(None, None, f"unknown normalisation {name!r}; choose from {tuple(NORMALISATIONS)}")
     return NORMALISATIONS[name]

@@ -30,8 +30,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from hybrid.recipes.registry import Context, RecipeSource, register
+from hybrid.core.errors import ConfigError
+from hybrid.recipes.registry import Context, RecipeSource, load_recipe, register
 from hybrid.retrieval.base import Retriever, Stage
+from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
+from hybrid.retrieval.rocchio import DEFAULT_FB_FIELDS, RocchioBM25
+from hybrid.retrieval.sparse import DEFAULT_CLAUSES, MultiFieldBM25, PassageBM25
 
 ARTIFACTS_ENV = "HYBRID_ARTIFACTS"
 FEATURESET_DIRS = (Path(__file__).resolve().parent.parent / "configs" / "ltr",
@@ -101,9 +105,6 @@ _building = threading.local()
 
 def build_named(name: Any, context: Context, source: RecipeSource, key: str) -> Stage:
     """The stage of another recipe, by name or path (built once per context; cycles are errors)."""
-    from hybrid.core.errors import ConfigError
-    from hybrid.recipes.registry import load_recipe
-
     if not isinstance(name, str) or not name:
         raise source.error(key, f"'{key}' must name recipes (strings)")
     stack: list[str] = getattr(_building, "stack", [])
@@ -139,8 +140,6 @@ def _config_errors(source: RecipeSource, key: str, prefix: str = ""):
     after ``prefix`` (which names the setting when the key's line holds several)."""
     from contextlib import contextmanager
 
-    from hybrid.core.errors import ConfigError
-
     @contextmanager
     def wrap():
         try:
@@ -161,16 +160,12 @@ def _config_errors(source: RecipeSource, key: str, prefix: str = ""):
 
 @register("bm25", {"formulation", "k1", "b"})
 def _bm25(system: dict, context: Context, source: RecipeSource) -> Stage:
-    from hybrid.retrieval.sparse import PassageBM25
-
     return PassageBM25(context.index, system.get("formulation", "sentence"), k1=system.get("k1", 0.9),
                        b=system.get("b", 0.4), threads=context.threads, k=context.hits)
 
 
 @register("multifield", {"weights", "same_kind", "k1", "b"})
 def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
-    from hybrid.retrieval.sparse import DEFAULT_CLAUSES, MultiFieldBM25
-
     weights = system.get("weights", DEFAULT_CLAUSES)
     return MultiFieldBM25(context.index, weights, same_kind=system.get("same_kind", True), k1=system.get("k1", 0.9),
                           b=system.get("b", 0.4), k=context.hits, threads=context.threads)
@@ -179,9 +174,6 @@ def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
 @register("rocchio", {"weights", "same_kind", "k1", "b", "fb_docs", "fb_terms", "fb_fields", "original_weight",
                       "expansion_weight"})
 def _rocchio(system: dict, context: Context, source: RecipeSource) -> Stage:
-    from hybrid.retrieval.rocchio import DEFAULT_FB_FIELDS, RocchioBM25
-    from hybrid.retrieval.sparse import DEFAULT_CLAUSES
-
     fields = system.get("fb_fields", list(DEFAULT_FB_FIELDS))
     if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
         raise source.error("fb_fields", "'fb_fields' must be a list of index field names")
@@ -197,8 +189,6 @@ def _rocchio(system: dict, context: Context, source: RecipeSource) -> Stage:
 
 @register("bm25f", {"fields", "query", "same_kind", "k1", "b"})
 def _bm25f(system: dict, context: Context, source: RecipeSource) -> Stage:
-    from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
-
     with _config_errors(source, "type"):
         return BM25F(context.index, system.get("fields", DEFAULT_BM25F_FIELDS),
                      same_kind=bool(system.get("same_kind", True)), k=context.hits,
@@ -208,7 +198,7 @@ def _bm25f(system: dict, context: Context, source: RecipeSource) -> Stage:
 
 @register("dense", {"index", "encoder", "same_kind", "overfetch", "batch_size"})
 def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
-    from hybrid.retrieval.dense import DenseRetriever
+    from hybrid.retrieval.dense import DenseRetriever  # deferred: importing it loads numpy, torch
 
     if "index" not in system:
         raise source.error("type", "a dense system needs 'index' (a dense index directory, an artifact)")
@@ -222,7 +212,7 @@ def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
 
 @register("fuse", {"recipes", "method", "weights", "normalisation", "depth", "rrf_k"})
 def _fuse(system: dict, context: Context, source: RecipeSource) -> Stage:
-    from hybrid.fusion import Fuse, parse_fusion_weights
+    from hybrid.fusion import Fuse, parse_fusion_weights  # deferred: importing it loads ir_measures
 
     names = system.get("recipes")
     if not isinstance(names, list) or len(names) < 2:
@@ -276,17 +266,17 @@ def reranker_specs(system: dict, source: RecipeSource) -> list[dict]:
 
 def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
     if spec["type"] == "ltr":
-        from ltr.featureset import load_featureset
-        from ltr.model import TrainedModel
-        from ltr.pipeline import LtrReranker
+        from ltr.featureset import load_featureset  # deferred: importing it loads numpy
+        from ltr.model import TrainedModel  # deferred: importing it loads numpy
+        from ltr.pipeline import LtrReranker  # deferred: importing it loads numpy
 
         path = artifact_path(spec["model"], "rerankers", "ltr", context, source)
         model = TrainedModel.load(path)
         if "featureset" in spec:
             model.check_featureset(load_featureset(featureset_path(spec["featureset"], source)))
         return LtrReranker(model, context.index, depth=_integer(spec, "depth", 100, source, 1))
-    from ltr.reader.interpolate import KindWeights
-    from ltr.reader.stage import ReaderReranker
+    from ltr.reader.interpolate import KindWeights  # deferred: importing it loads ir_measures, numpy
+    from ltr.reader.stage import ReaderReranker  # deferred: importing it loads ir_measures, numpy, torch
 
     path = artifact_path(spec["model"], "rerankers", "reader", context, source)
     weight = None
@@ -305,6 +295,8 @@ def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
 @register("safety-net", {"base", "passage_weight", "doc_weight", "expand_docs", "depth", "k1", "b"})
 def _safety_net(system: dict, context: Context, source: RecipeSource) -> Stage:
     """A mention-level recipe made safe for raw text (:class:`~hybrid.retrieval.doc_context.SafetyNet`)."""
+    # deferred: importing it loads numpy
+    # deferred: importing it loads numpy
     from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, PASSAGE_WEIGHT, SafetyNet
 
     if "base" not in system:

@@ -93,7 +93,7 @@ class BM25F(Retriever):
         self.name = "bm25f"
 
     def search(self, topics: list[Topic], k: int) -> Run:
-        from hybrid.core.java import MentionSearch
+        from hybrid.core.java import MentionSearch  # deferred: importing it loads numpy
 
         searcher = MentionSearch.open(self.index.path / MENTIONS)
         fields = [f for f, w in self.fields.items() if w > 0]

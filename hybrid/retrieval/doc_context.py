@@ -32,6 +32,7 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.sparse import PassageBM25
+from indexes.lucene import PASSAGES
 
 #: Defaults of the safety net (chosen on ECB+ dev, raw corpus, as round values; see BENCHMARKS.md).
 PASSAGE_WEIGHT = 0.5
@@ -42,8 +43,7 @@ DEPTH = 200
 
 def passage_dirs(index) -> list[Path]:
     """The ``passages/`` Lucene directories of an index: one, or one per shard of a sharded index."""
-    from hybrid.scale.sharded_search import ShardedIndex
-    from indexes.lucene import PASSAGES
+    from hybrid.scale.sharded_search import ShardedIndex  # deferred: importing it loads torch
 
     if isinstance(index, ShardedIndex):
         return [index.path / shard["name"] / PASSAGES for shard in index.metadata["shards"]]
@@ -145,7 +145,7 @@ class SafetyNet(Retriever):
         self.depth, self.k = depth, k
         self.passage_retriever = passage_retriever
         if self.passage_retriever is None and passage_weight > 0:
-            from hybrid.scale.sharded_search import shard_retriever
+            from hybrid.scale.sharded_search import shard_retriever  # deferred: importing it loads torch
 
             self.passage_retriever = shard_retriever(
                 PassageBM25(index, "sentence", k1=k1, b=b, threads=threads, k=depth), index)

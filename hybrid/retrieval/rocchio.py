@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
+from features.annotate import FIELDS
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, Clause, MultiFieldBM25, count_terms
@@ -52,7 +53,6 @@ class RocchioBM25(MultiFieldBM25):
                  fb_fields: tuple[str, ...] | list[str] = DEFAULT_FB_FIELDS, original_weight: float = 0.9,
                  expansion_weight: float = 0.1, k: int = 100, threads: int = 1, progress: bool = False):
         super().__init__(index, clauses, same_kind=same_kind, k1=k1, b=b, k=k, threads=threads, progress=progress)
-        from features.annotate import FIELDS
 
         if fb_docs < 1 or fb_terms < 0:
             raise ConfigError(None, None, f"Rocchio needs fb_docs >= 1 and fb_terms >= 0, got {fb_docs}, {fb_terms}")

@@ -24,7 +24,7 @@ from features.annotate import FIELDS, MentionRecord, type_tokens
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
-from indexes.lucene import docref, parse_mention_doc_id
+from indexes.lucene import MENTIONS, docref, parse_mention_doc_id
 from indexes.sparse_index import SparseIndex
 
 QUERY_FORMULATIONS = ("sentence", "mention", "mention+args", "context")
@@ -262,8 +262,6 @@ class MultiFieldBM25(Retriever):
         if cached is None or cached[0] != key:
             from jnius import autoclass, cast
 
-            from indexes.lucene import MENTIONS
-
             path = autoclass("java.io.File")(str(self.index.path / MENTIONS)).toPath()
             reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
                 autoclass("org.apache.lucene.store.FSDirectory").open(path))
@@ -277,8 +275,7 @@ class MultiFieldBM25(Retriever):
     def _java_search(self, topics: list[Topic], k: int) -> Run:
         """All topics through the project's Java searcher: same query, collapse and tie order as
         :meth:`search_one`, but queries built, run and collapsed inside Java in parallel."""
-        from hybrid.core.java import MentionSearch
-        from indexes.lucene import MENTIONS
+        from hybrid.core.java import MentionSearch  # deferred: importing it loads numpy
 
         searcher = MentionSearch.open(self.index.path / MENTIONS)
         active = [c for c in self.clauses if c.weight != 0]
@@ -311,7 +308,7 @@ class MultiFieldBM25(Retriever):
         return run
 
     def search(self, topics: list[Topic], k: int) -> Run:
-        from hybrid.core.java import available
+        from hybrid.core.java import available  # deferred: importing it loads numpy
 
         if available():
             return self._java_search(topics, k)

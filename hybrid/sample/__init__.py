@@ -8,6 +8,10 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import features
+from features.annotate import AnnotationConfig
+from indexes.lucene import FORMAT_VERSION, METADATA, IndexConfig, build_index
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -30,9 +34,6 @@ def cache_dir() -> Path:
 
 def sample_index(progress: bool = True) -> Path:
     """Path of the sample's hybrid index, building it (atomically) the first time."""
-    from features.annotate import AnnotationConfig
-    from indexes.lucene import FORMAT_VERSION, METADATA, IndexConfig, build_index
-
     corpus = sample_paths().corpus
     annotation = AnnotationConfig()  # the default job sees the sample as raw text (auto annotation)
     # The key covers the annotation config and the annotation code, so an index cached with another
@@ -52,8 +53,6 @@ def sample_index(progress: bool = True) -> Path:
 
 def _annotation_code_digest() -> str:
     """sha256 of the modules that turn text into mention records (a change there changes the index)."""
-    import features
-
     root = Path(features.__file__).resolve().parent
     digest = hashlib.sha256()
     for name in ("annotate.py", "detect.py", "arguments.py", "coref.py", "ner.py", "strings.py"):

@@ -34,13 +34,15 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.errors import ConfigError
 from hybrid.core.jvm import JAR_BUILD_COMMAND, start_jvm
 from hybrid.core.ray_engine import Engine, get_engine
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.dense import best_mention_per_passage
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
+from indexes.faiss_index import DENSE_DIR, DenseIndex
 from indexes.lucene import MENTIONS, PASSAGES, parse_mention_doc_id
 from indexes.shards import is_sharded, read_manifest
 from indexes.sparse_index import SparseIndex
@@ -198,8 +200,6 @@ class ShardGroup:
     @cached_property
     def dense(self) -> list:
         """The shards' dense indexes (``<shard>/dense``), opened on first use."""
-        from indexes.faiss_index import DENSE_DIR, DenseIndex
-
         return [DenseIndex(d / DENSE_DIR) for d in self.dirs]
 
     def dense_info(self) -> list[dict[str, Any]]:
@@ -454,8 +454,6 @@ class ShardedDense(Retriever):
     def __init__(self, index: ShardedIndex, encoder: Any = None, k: int = 100, same_kind: bool = True,
                  overfetch: int = 8, batch_size: int = 64, progress: bool = False, device: str | None = None,
                  name: str = "dense"):
-        from features.encoder import BiEncoder, EncoderConfig
-
         self.index, self.k, self.same_kind, self.overfetch = index, k, same_kind, max(1, overfetch)
         self.batch_size, self.progress, self.name = batch_size, progress, name
         infos = [info for found in index._all_groups("dense_info") for info in found]
@@ -480,8 +478,6 @@ class ShardedDense(Retriever):
         return None, None
 
     def search(self, topics: list[Topic], k: int) -> Run:
-        from hybrid.core.records import KIND_CODES
-
         if not topics:
             return {}
         vectors = self.encoder.encode_queries(topics, batch_size=self.batch_size, progress=self.progress)

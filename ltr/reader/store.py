@@ -18,6 +18,7 @@ import torch
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
+from hybrid.core.provenance import file_sha256, versions
 from ltr.reader.encoding import EncodingConfig, add_marker_tokens
 from ltr.reader.model import ReaderModel
 
@@ -109,8 +110,6 @@ def write_reader_files(reader: Reader, directory: Path, meta: dict) -> None:
     """Write a reader into an existing (temporary) directory."""
     from safetensors.torch import save_file
 
-    from hybrid.core.provenance import versions
-
     state = {k: v.detach().to("cpu").contiguous().clone() for k, v in reader.model.state_dict().items()}
     save_file(state, str(directory / WEIGHTS), metadata={"format": "pt"})
     reader.model.encoder.config.save_pretrained(directory)
@@ -133,8 +132,6 @@ def save_reader(reader: Reader, path: str | Path, meta: dict | None = None, over
 
 def reader_files(directory: Path) -> dict[str, str]:
     """sha256 of every file of a reader directory but ``reader.json`` (which records them)."""
-    from hybrid.core.provenance import file_sha256
-
     return {p.relative_to(directory).as_posix(): file_sha256(p) for p in sorted(directory.rglob("*"))
             if p.is_file() and p.name != READER_META}
 

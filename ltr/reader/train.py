@@ -44,8 +44,9 @@ from ltr.reader.context import LeadContext
 from ltr.reader.data import TrainQuery
 from ltr.reader.decoding import masked_log_softmax
 from ltr.reader.encoding import EncodingConfig, collate, encode_pairs
+from ltr.reader.infer import _candidate_positions
 from ltr.reader.model import QUERY_BOUNDARIES
-from ltr.reader.store import Reader, load_reader, new_reader, resolve_device, write_reader_files
+from ltr.reader.store import Reader, load_reader, new_reader, resolve_device, save_reader, write_reader_files
 
 log = logging.getLogger("ltr.reader.train")
 TRAINER_STATE = "trainer.json"
@@ -149,8 +150,6 @@ def build_batch(reader: Reader, groups: list[tuple[TrainQuery, object, list]], s
                 context: LeadContext | None = None) -> TrainBatch:
     """Windows of every group (positive first); one window per candidate (the positive's holds its gold span).
     ``context``: the documents' leads, for a reader with document context."""
-    from ltr.reader.infer import _candidate_positions
-
     topics, texts, gold, owner, cands = [], [], [], [], []
     contexts: list[tuple[str, str]] | None = [] if reader.encoding.uses_context else None
     for g, (query, positive, negatives) in enumerate(groups):
@@ -355,7 +354,6 @@ def train(pool: list[TrainQuery], config: TrainConfig, output: str | Path, devic
     reader.model.eval()
     meta = {"training": {"config": asdict(config), "steps_done": step, "pool": fingerprint, "history": history,
                          "seconds_this_run": round(seconds, 1), "device": str(reader.device)}}
-    from ltr.reader.store import save_reader
 
     save_reader(reader, output, meta)
     import shutil

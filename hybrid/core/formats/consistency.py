@@ -11,6 +11,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hybrid.core.formats.lines import iter_lines, parse_json_object
+from hybrid.core.formats.topics import topics_format
+
 
 @dataclass
 class IdReport:
@@ -59,9 +62,6 @@ def compare_query_ids(qrels: Mapping[str, object], run: Mapping[str, list], topi
 
 def topic_query_ids(path: str | Path) -> set[str]:
     """The query ids of a topics file (TSV or JSONL) without resolving passages (no index needed)."""
-    from hybrid.core.formats.lines import iter_lines, parse_json_object
-    from hybrid.core.formats.topics import topics_format
-
     path = Path(path)
     ids: set[str] = set()
     fmt = None

@@ -179,7 +179,8 @@ def read_run_meta(run_path: str | Path, spans_path: str | Path | None = None) ->
 def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int, str | None]]:
     """(qid, docid) -> (start, end, mention) from a spans JSONL (``hybrid.search --spans``); rows without a
     span are skipped; a malformed line is an InputError naming the file and line."""
-    from hybrid.core.errors import InputError
+    # deferred: a module-level import would close an import cycle with hybrid.core.formats.lines
+    # deferred: a module-level import would close an import cycle with hybrid.core.formats.lines
     from hybrid.core.formats.lines import iter_lines, optional, parse_json_object, require
 
     spans: dict[tuple[str, str], tuple[int, int, str | None]] = {}

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import (
     SkipReport,
@@ -284,8 +285,6 @@ def _clip(path: Path, number: int, topic: Topic, max_chars: int, report: SkipRep
 
 def write_topics_tsv(topics: list[Topic], path: str | Path) -> None:
     """Write TSV topics atomically; a topic that TSV cannot hold (tab/newline in a field) is a ValueError."""
-    from hybrid.core.atomic import atomic_write
-
     lines = []
     for t in topics:
         cols = [t.qid, t.marked()] + ([t.doc_id] if t.doc_id else [])
