@@ -20,7 +20,6 @@ ties broken by passage id; a passage keeps the mention span the mention-level ru
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -33,6 +32,7 @@ from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.sparse import PassageBM25
 from indexes.lucene import PASSAGES
+from indexes.lucene_access import stored_raw_json
 
 #: Defaults of the safety net (chosen on ECB+ dev, raw corpus, as round values; see BENCHMARKS.md).
 PASSAGE_WEIGHT = 0.5
@@ -52,23 +52,8 @@ def passage_dirs(index) -> list[Path]:
 
 def stored_passages(index) -> Iterator[dict]:
     """Every stored passage of a hybrid index (its raw JSON), shard by shard, in Lucene order."""
-    from jnius import autoclass
-
     for directory in passage_dirs(index):
-        path = autoclass("java.io.File")(str(directory)).toPath()
-        reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
-            autoclass("org.apache.lucene.store.FSDirectory").open(path))
-        try:
-            stored = reader.storedFields()
-            live = autoclass("org.apache.lucene.index.MultiBits").getLiveDocs(reader)
-            for n in range(reader.maxDoc()):
-                if live is not None and not live.get(n):
-                    continue
-                raw = stored.document(n).get("raw")
-                if raw:
-                    yield json.loads(raw)
-        finally:
-            reader.close()
+        yield from stored_raw_json(directory)
 
 
 @dataclass

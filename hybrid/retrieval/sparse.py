@@ -25,6 +25,7 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from indexes.lucene import MENTIONS, docref, parse_mention_doc_id
+from indexes.lucene_access import LuceneQueries, exact_bm25_searcher
 from indexes.sparse_index import SparseIndex
 
 QUERY_FORMULATIONS = ("sentence", "mention", "mention+args", "context")
@@ -100,33 +101,6 @@ DEFAULT_CLAUSES = (
 )
 
 
-class _Lucene:
-    """Thin pyjnius layer: analysis and query building with Anserini's default English analyzer."""
-
-    def __init__(self) -> None:
-        from jnius import autoclass
-        from pyserini.analysis import Analyzer, get_lucene_analyzer
-
-        self.analyzer = Analyzer(get_lucene_analyzer())
-        self.Term = autoclass("org.apache.lucene.index.Term")
-        self.TermQuery = autoclass("org.apache.lucene.search.TermQuery")
-        self.BoostQuery = autoclass("org.apache.lucene.search.BoostQuery")
-        self.Builder = autoclass("org.apache.lucene.search.BooleanQuery$Builder")
-        occur = autoclass("org.apache.lucene.search.BooleanClause$Occur")
-        self.SHOULD, self.FILTER, self.MUST_NOT = occur.SHOULD, occur.FILTER, occur.MUST_NOT
-
-    def analyze(self, text: str) -> list[str]:
-        return list(self.analyzer.analyze(text)) if text.strip() else []
-
-    def term(self, field: str, token: str):
-        return self.TermQuery(self.Term(field, token))
-
-    def analyzed_term(self, field: str, token: str):
-        """A term query for a token as the index stored it (e.g. ``kind_event`` is stemmed)."""
-        (analyzed,) = self.analyze(token)
-        return self.term(field, analyzed)
-
-
 def count_terms(terms: Iterable[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for term in terms:
@@ -191,8 +165,8 @@ class MultiFieldBM25(Retriever):
         self.name = "multifield"
 
     @cached_property
-    def lucene(self) -> _Lucene:
-        return _Lucene()
+    def lucene(self) -> LuceneQueries:
+        return LuceneQueries()
 
     def build_query(self, topic: Topic, record: MentionRecord, exclude_doc: str | None):
         lucene = self.lucene
@@ -260,15 +234,7 @@ class MultiFieldBM25(Retriever):
         key = (self.k1, self.b)
         cached = self.__dict__.get("_exact")
         if cached is None or cached[0] != key:
-            from jnius import autoclass, cast
-
-            path = autoclass("java.io.File")(str(self.index.path / MENTIONS)).toPath()
-            reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
-                autoclass("org.apache.lucene.store.FSDirectory").open(path))
-            # The cast picks the IndexSearcher(IndexReader) constructor; pyjnius would try IndexReaderContext.
-            searcher = autoclass("org.apache.lucene.search.IndexSearcher")(
-                cast("org.apache.lucene.index.IndexReader", reader))
-            searcher.setSimilarity(autoclass("org.apache.lucene.search.similarities.BM25Similarity")(self.k1, self.b))
+            searcher = exact_bm25_searcher(self.index.path / MENTIONS, self.k1, self.b)
             cached = self.__dict__["_exact"] = (key, searcher)
         return cached[1]
 

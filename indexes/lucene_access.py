@@ -1,0 +1,74 @@
+"""Lucene classes driven through pyjnius for the retrievers: query building, an exact BM25 searcher,
+stored documents. Outside the JVM bridge (:mod:`hybrid.core.jvm`, :mod:`hybrid.core.java`) this package
+is the only place that touches Lucene classes; retrievers call these functions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+
+class LuceneQueries:
+    """Thin pyjnius layer: analysis and query building with Anserini's default English analyzer."""
+
+    def __init__(self) -> None:
+        from jnius import autoclass
+        from pyserini.analysis import Analyzer, get_lucene_analyzer
+
+        self.analyzer = Analyzer(get_lucene_analyzer())
+        self.Term = autoclass("org.apache.lucene.index.Term")
+        self.TermQuery = autoclass("org.apache.lucene.search.TermQuery")
+        self.BoostQuery = autoclass("org.apache.lucene.search.BoostQuery")
+        self.Builder = autoclass("org.apache.lucene.search.BooleanQuery$Builder")
+        occur = autoclass("org.apache.lucene.search.BooleanClause$Occur")
+        self.SHOULD, self.FILTER, self.MUST_NOT = occur.SHOULD, occur.FILTER, occur.MUST_NOT
+
+    def analyze(self, text: str) -> list[str]:
+        return list(self.analyzer.analyze(text)) if text.strip() else []
+
+    def term(self, field: str, token: str):
+        return self.TermQuery(self.Term(field, token))
+
+    def analyzed_term(self, field: str, token: str):
+        """A term query for a token as the index stored it (e.g. ``kind_event`` is stemmed)."""
+        (analyzed,) = self.analyze(token)
+        return self.term(field, analyzed)
+
+
+def exact_bm25_searcher(directory: str | Path, k1: float, b: float):
+    """A plain Lucene ``IndexSearcher`` on ``directory`` with BM25(k1, b).
+
+    Not pyserini's ``search``: Anserini rounds its scores to 1e-4 and nudges ties apart by 1e-6
+    (ScoreTiesAdjusterReranker), which reorders near-ties.
+    """
+    from jnius import autoclass, cast
+
+    path = autoclass("java.io.File")(str(directory)).toPath()
+    reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
+        autoclass("org.apache.lucene.store.FSDirectory").open(path))
+    # The cast picks the IndexSearcher(IndexReader) constructor; pyjnius would try IndexReaderContext.
+    searcher = autoclass("org.apache.lucene.search.IndexSearcher")(cast("org.apache.lucene.index.IndexReader", reader))
+    searcher.setSimilarity(autoclass("org.apache.lucene.search.similarities.BM25Similarity")(k1, b))
+    return searcher
+
+
+def stored_raw_json(directory: str | Path) -> Iterator[dict]:
+    """The stored ``raw`` JSON of every live document of the Lucene index at ``directory``, in Lucene order."""
+    from jnius import autoclass
+
+    path = autoclass("java.io.File")(str(directory)).toPath()
+    reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
+        autoclass("org.apache.lucene.store.FSDirectory").open(path))
+    try:
+        stored = reader.storedFields()
+        live = autoclass("org.apache.lucene.index.MultiBits").getLiveDocs(reader)
+        for n in range(reader.maxDoc()):
+            if live is not None and not live.get(n):
+                continue
+            raw = stored.document(n).get("raw")
+            if raw:
+                yield json.loads(raw)
+    finally:
+        reader.close()
