@@ -124,7 +124,6 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    import ltr.collect  # noqa: F401  (registers the eventcoll-ltr recipe type)
     from hybrid.collect.events import read_event_topics
     from hybrid.errors import ConfigError
     from hybrid.formats.qrels import read_qrels

@@ -43,6 +43,8 @@ HOW_TO_BUILD = {
     "encoder": "train it with `python -m hybrid.train_dense ... --output ARTIFACTS/{value}`",
     "ltr": ("train it with `python -m hybrid.recipe_train {recipe} --index IDX --topics queries.train.jsonl "
             "--qrels qrels.train.txt --artifacts ARTIFACTS`"),
+    "eventcoll": ("train it with `python -m hybrid.collect train --index IDX --events events.train.jsonl --qrels "
+                  "qrels.events.train.txt --output ARTIFACTS/{value}`"),
     "reader": ("train it with `python -m hybrid.reader train --index IDX --corpus corpus.jsonl --queries "
                "queries.train.jsonl --pool reader-pool.jsonl --output ARTIFACTS/{value}`"),
 }
@@ -308,3 +310,15 @@ def _pipeline(system: dict, context: Context, source: RecipeSource) -> Stage:
     for spec in specs:
         stage = stage >> build_reranker(spec, context, source)
     return stage
+
+
+@register("eventcoll-ltr", {"kb", "entities_cache", "model"}, topics="events")
+def _eventcoll_ltr(system: dict, context: Context, source: RecipeSource) -> Stage:
+    """*our-full* of event-collection building: LambdaMART (:mod:`ltr.collect`) over the rankers of
+    :mod:`hybrid.collect` (event topics in, documents out)."""
+    from hybrid.collect.recipe import collector_for
+    from ltr.collect import EventModel
+
+    model = EventModel.load(artifact_path(system.get("model"), "model", "eventcoll", context, source))
+    return collector_for(system, context, source, combiner=model.combiner(), rankers=model.rankers,
+                         depth=model.depth)

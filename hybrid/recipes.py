@@ -185,7 +185,7 @@ def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
 
 
 # Builders of the other stages (Rocchio, BM25F, dense, fusion, rerank chains) register themselves on import.
-import hybrid.collect.recipe  # noqa: E402,F401  (event-collection types; eventcoll-ltr registers in ltr.collect)
+import hybrid.collect.recipe  # noqa: E402,F401  (the eventcoll type; eventcoll-ltr is in recipe_builders)
 import hybrid.recipe_builders  # noqa: E402,F401
 
 

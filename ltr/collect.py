@@ -5,7 +5,8 @@ top documents, :mod:`hybrid.collect.features`), labelled 1 when the document bel
 Cross-validation folds are whole events (:func:`ltr.cv.grouped_folds` over the event of each query:
 the one-seed, k-seed and name queries of an event share its documents, so they must never be split
 between training and test). The model is saved as a directory (``model.json`` + LightGBM's text
-model, checksummed), loaded without pickle, and registers the recipe system type ``eventcoll-ltr``.
+model, checksummed) and loaded without pickle; the recipe system type ``eventcoll-ltr``
+(:mod:`hybrid.recipe_builders`) runs it.
 """
 
 from __future__ import annotations
@@ -157,24 +158,3 @@ def cross_validate(matrices: list[EventMatrix], qrels: Mapping[str, Mapping[str,
         for q in test_qids:
             run[q] = model.rerank(by_qid[q], hits)
     return run, folds
-
-
-# -- recipe system type ----------------------------------------------------------------------------------------
-
-def _register() -> None:
-    from hybrid.collect.recipe import EVENT_KEYS, collector_for
-    from hybrid.recipe_builders import HOW_TO_BUILD, artifact_path
-    from hybrid.recipes import register
-
-    HOW_TO_BUILD.setdefault("eventcoll", "train it with `python -m hybrid.collect train --index IDX --events "
-                                         "events.train.jsonl --qrels qrels.train.txt --output ARTIFACTS/{value}`")
-
-    @register("eventcoll-ltr", EVENT_KEYS | {"model"}, topics="events")
-    def _eventcoll_ltr(system: dict, context, source):
-        path = artifact_path(system.get("model"), "model", "eventcoll", context, source)
-        model = EventModel.load(path)
-        return collector_for(system, context, source, combiner=model.combiner(), rankers=model.rankers,
-                             depth=model.depth)
-
-
-_register()

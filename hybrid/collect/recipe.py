@@ -4,7 +4,8 @@ Keys: ``ranker`` (one of :data:`hybrid.collect.rankers.RANKERS`, default ``emb-e
 ``kb`` (a knowledge-base JSONL, optional), ``entities_cache`` (a file caching the collection's detected
 entities, relative to the artifacts directory). The collection is the index's stored passages,
 annotated once per process. The LambdaMART combination (*our-full*) is the type ``eventcoll-ltr``,
-registered by :mod:`ltr.collect`.
+registered in :mod:`hybrid.recipe_builders` with the other learned rerankers (this layer never imports
+``ltr``).
 """
 
 from __future__ import annotations

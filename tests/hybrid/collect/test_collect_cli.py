@@ -46,3 +46,23 @@ def test_eventcoll_recipe_through_experiment(tiny_index, tmp_path):
     assert run["quake"][0].docid == "e5" and "d4" not in {h.docid for h in run["quake"]}
     results = json.loads((out / "results.json").read_text())
     assert results["results"]["all"]["eventcoll-entities"]["AP"]["mean"] > 0
+
+
+def test_train_then_eventcoll_full_through_experiment(tiny_index, tmp_path):
+    from hybrid.experiment import main as experiment
+
+    events = tmp_path / "events.jsonl"
+    events.write_text("\n".join(json.dumps(e) for e in (
+        {"qid": "rehab", "name": "Tara Reid rehab"}, {"qid": "quake", "name": "Yushu earthquake"},
+        {"qid": "lohan", "seeds": [{"passage_id": "c3:0", "start": 14, "end": 26}]})) + "\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("rehab 0 a1 1\nrehab 0 b2 1\nquake 0 d4 1\nquake 0 e5 1\nlohan 0 a1 1\nlohan 0 b2 1\n")
+    artifacts = tmp_path / "artifacts"
+    assert main(["train", "--index", str(tiny_index), "--events", str(events), "--qrels", str(qrels),
+                 "--output", str(artifacts / "eventcoll" / "full"), "--no-progress"]) == 0
+    out = tmp_path / "exp"
+    assert experiment(["--index", str(tiny_index), "--topics", str(events), "--qrels", str(qrels), "--recipes",
+                       "eventcoll-name", "eventcoll-full", "--artifacts", str(artifacts), "--measures", "AP",
+                       "--output-dir", str(out)]) == 0
+    run = read_run(out / "eventcoll-full.trec")
+    assert set(run) == {"rehab", "quake", "lohan"} and "c3" not in {h.docid for h in run["lohan"]}
