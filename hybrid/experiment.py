@@ -5,6 +5,9 @@ Example::
     python -m hybrid.experiment --index idx --topics queries.dev.jsonl --qrels qrels.dev.txt \\
         --recipes bm25 cmr-mention cmr-doc multifield --baseline bm25 --output-dir runs/exp
 
+Event-collection recipes (``eventcoll-*``, :mod:`hybrid.collect`) take event queries as ``--topics``
+and document judgments as ``--qrels``; their runs rank documents.
+
 For every recipe: a TREC run (``<name>.trec``), then per query and measure a row in ``per_query.tsv``;
 the table (stdout, ``results.md``, ``results.json``) gives each measure overall and by kind, the mean
 difference from the baseline, and paired t-test / Wilcoxon p-values Holm-corrected over the systems
@@ -20,6 +23,7 @@ import time
 from pathlib import Path
 
 from hybrid.cli_common import make_parser, positive_int, run_cli
+from hybrid.collect.events import read_event_topics
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
@@ -29,7 +33,7 @@ from hybrid.core.provenance import code_version, inputs, versions
 from hybrid.core.records import Run, Topic
 from hybrid.evaluation.measures import parse_measures, per_query
 from hybrid.evaluation.significance import holm, paired_test
-from hybrid.recipes import Context, load_recipe
+from hybrid.recipes import Context, load_recipe, topics_kind
 from hybrid.sample import sample_index, sample_paths
 from indexes.sparse_index import SparseIndex
 
@@ -147,7 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     if qrels_path == "sample":
         qrels_path = sample_paths().qrels
     index = SparseIndex(sample_index(progress=False) if args.index in (None, "sample") else args.index)
-    topics = read_topics(topics_path, resolve=index.passage_text)
+    kinds = {topics_kind(r) for r in recipes}
+    if len(kinds) > 1:
+        raise ConfigError(None, None, "event-collection recipes (documents for event queries) and mention recipes "
+                                      "cannot share one experiment: their topics and judgments differ")
+    if kinds == {"events"}:  # --topics holds event queries (hybrid.collect.events), --qrels judges documents
+        topics = read_event_topics(topics_path, resolve=index.passage_text)
+    else:
+        topics = read_topics(topics_path, resolve=index.passage_text)
     qrels = read_qrels(qrels_path)
     missing = sorted(set(qrels) - {t.qid for t in topics})
     if missing:

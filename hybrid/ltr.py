@@ -188,6 +188,7 @@ class Inputs:
 def _evaluate(qrels, run, kinds, label: str) -> dict:
     # deferred: importing it loads ir_measures, numpy
     # deferred: importing it loads ir_measures, numpy
+    # deferred: importing it loads ir_measures, numpy
     from ltr.metrics import REPORT_MEASURES, by_kind, per_query_metrics
 
     pq = per_query_metrics(qrels, run, REPORT_MEASURES)
@@ -264,6 +265,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _importance(model, matrix, qrels, png: str | None, top: int, seed: int, repeats: int = 1) -> None:
+    # deferred: importing it loads ir_measures, numpy
     # deferred: importing it loads ir_measures, numpy
     # deferred: importing it loads ir_measures, numpy
     from ltr.importance import format_importance, group_totals, importance, plot_importance

@@ -115,6 +115,7 @@ def parser() -> argparse.ArgumentParser:
 def build_pool(args: argparse.Namespace) -> None:
     # deferred: importing it loads numpy
     # deferred: importing it loads numpy
+    # deferred: importing it loads numpy
     from ltr.reader.data import build_training_queries, read_labelled_corpus, write_pool
 
     missing = [name for name in ("index", "corpus", "queries") if not getattr(args, name)]

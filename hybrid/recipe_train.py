@@ -32,6 +32,10 @@ from hybrid.core.formats.topics import read_topics
 from hybrid.recipes import Context, load_recipe
 from hybrid.recipes.builders import artifact_path, build_named, build_reranker, featureset_path, reranker_specs
 from indexes.sparse_index import SparseIndex
+from ltr.featureset import load_featureset
+from ltr.model import ltr_versions, train_model
+from ltr.pipeline import extract_matrix
+from ltr.resources import IndexResources
 
 log = logging.getLogger("hybrid.recipe_train")
 
@@ -62,11 +66,6 @@ def sample_topics(topics: list, limit: int | None, seed: int) -> list:
 def train_recipe(recipe, context, topics: list, qrels, seed: int = 0, max_queries: int | None = None,
                  overwrite: bool = False) -> list[Path]:
     """Train every LTR reranker of a pipeline recipe; returns the model paths written."""
-    from ltr.featureset import load_featureset  # deferred: importing it loads numpy
-    from ltr.model import ltr_versions, train_model  # deferred: importing it loads numpy
-    from ltr.pipeline import extract_matrix  # deferred: importing it loads numpy
-    from ltr.resources import IndexResources  # deferred: importing it loads numpy
-
     system, source = recipe.system, recipe.source
     specs = reranker_specs(system, source) if system.get("type") == "pipeline" else []
     if not any(s["type"] == "ltr" for s in specs):

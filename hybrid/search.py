@@ -62,6 +62,7 @@ def parser() -> argparse.ArgumentParser:
 
     # deferred: importing it loads numpy
     # deferred: importing it loads numpy
+    # deferred: importing it loads numpy
     from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, PASSAGE_WEIGHT
 
     p = make_parser("python -m hybrid.search", __doc__, epilog=True)

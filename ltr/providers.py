@@ -90,6 +90,7 @@ class SparseFieldsProvider(FeatureProvider):
     def _channel_specs(self) -> list:
         # deferred: a module-level import would close an import cycle with ltr.sparse_features
         # deferred: a module-level import would close an import cycle with ltr.sparse_features
+        # deferred: a module-level import would close an import cycle with ltr.sparse_features
         from ltr.sparse_features import DEFAULT_CHANNELS, parse_channels
 
         return parse_channels(list(self._channels or DEFAULT_CHANNELS))
@@ -106,6 +107,7 @@ class SparseFieldsProvider(FeatureProvider):
     def extractor(self, index):
         key = str(index.path)
         if key not in self._extractors:
+            # deferred: a module-level import would close an import cycle with ltr.sparse_features
             # deferred: a module-level import would close an import cycle with ltr.sparse_features
             # deferred: a module-level import would close an import cycle with ltr.sparse_features
             from ltr.sparse_features import SparseFeatureExtractor
@@ -410,6 +412,7 @@ class ReaderProvider(FeatureProvider):
         from ltr.reader.store import load_reader  # deferred: importing it loads torch
 
         if self._reader is None:
+            # deferred: a module-level import would close an import cycle with ltr.reader.context
             # deferred: a module-level import would close an import cycle with ltr.reader.context
             # deferred: a module-level import would close an import cycle with ltr.reader.context
             from ltr.reader.context import LeadContext

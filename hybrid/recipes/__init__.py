@@ -6,6 +6,7 @@ package loads both, so every bundled recipe can be built.
 """
 
 from hybrid.recipes import builders as builders  # noqa: F401  (registers the system types)
+from hybrid.recipes import eventcoll as eventcoll  # noqa: F401  (registers the eventcoll type)
 from hybrid.recipes.registry import (
     BUILDERS,
     RECIPE_DIR,
@@ -18,9 +19,10 @@ from hybrid.recipes.registry import (
     load_recipe,
     parse_recipe,
     register,
+    topics_kind,
 )
 
 __all__ = [
     "BUILDERS", "RECIPE_DIR", "Context", "Recipe", "RecipeSource", "build_system", "bundled_recipes", "check_name",
-    "load_recipe", "parse_recipe", "register",
+    "load_recipe", "parse_recipe", "register", "topics_kind",
 ]

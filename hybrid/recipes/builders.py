@@ -34,8 +34,12 @@ from hybrid.core.errors import ConfigError
 from hybrid.recipes.registry import Context, RecipeSource, load_recipe, register
 from hybrid.retrieval.base import Retriever, Stage
 from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
+from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, PASSAGE_WEIGHT, SafetyNet
 from hybrid.retrieval.rocchio import DEFAULT_FB_FIELDS, RocchioBM25
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, MultiFieldBM25, PassageBM25
+from ltr.featureset import load_featureset
+from ltr.model import TrainedModel
+from ltr.pipeline import LtrReranker
 
 ARTIFACTS_ENV = "HYBRID_ARTIFACTS"
 FEATURESET_DIRS = (Path(__file__).resolve().parent.parent / "configs" / "ltr",
@@ -49,6 +53,8 @@ HOW_TO_BUILD = {
     "encoder": "train it with `python -m hybrid.train_dense ... --output ARTIFACTS/{value}`",
     "ltr": ("train it with `python -m hybrid.recipe_train {recipe} --index IDX --topics queries.train.jsonl "
             "--qrels qrels.train.txt --artifacts ARTIFACTS`"),
+    "eventcoll": ("train it with `python -m hybrid.collect train --index IDX --events events.train.jsonl --qrels "
+                  "qrels.events.train.txt --output ARTIFACTS/{value}`"),
     "reader": ("train it with `python -m hybrid.reader train --index IDX --corpus corpus.jsonl --queries "
                "queries.train.jsonl --pool reader-pool.jsonl --output ARTIFACTS/{value}`"),
 }
@@ -266,10 +272,6 @@ def reranker_specs(system: dict, source: RecipeSource) -> list[dict]:
 
 def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
     if spec["type"] == "ltr":
-        from ltr.featureset import load_featureset  # deferred: importing it loads numpy
-        from ltr.model import TrainedModel  # deferred: importing it loads numpy
-        from ltr.pipeline import LtrReranker  # deferred: importing it loads numpy
-
         path = artifact_path(spec["model"], "rerankers", "ltr", context, source)
         model = TrainedModel.load(path)
         if "featureset" in spec:
@@ -297,7 +299,6 @@ def _safety_net(system: dict, context: Context, source: RecipeSource) -> Stage:
     """A mention-level recipe made safe for raw text (:class:`~hybrid.retrieval.doc_context.SafetyNet`)."""
     # deferred: importing it loads numpy
     # deferred: importing it loads numpy
-    from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, PASSAGE_WEIGHT, SafetyNet
 
     if "base" not in system:
         raise source.error("type", "a safety-net needs 'base': the mention-level recipe it wraps")

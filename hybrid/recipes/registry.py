@@ -59,6 +59,7 @@ class Context:
 class Builder:
     keys: frozenset[str]
     build: Callable[[dict[str, Any], Context, RecipeSource], Stage]
+    topics: str = "mentions"  # what its stage's topics are: "mentions" (marked mentions) or "events" (EventQuery)
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,12 @@ class RecipeSource:
 BUILDERS: dict[str, Builder] = {}
 
 
-def register(kind: str, keys: set[str]) -> Callable:
-    """Decorator: make ``kind`` a recipe ``system.type`` accepting ``keys`` (plus ``type``)."""
+def register(kind: str, keys: set[str], topics: str = "mentions") -> Callable:
+    """Decorator: make ``kind`` a recipe ``system.type`` accepting ``keys`` (plus ``type``); ``topics="events"``
+    marks a stage whose topics are event queries (:mod:`hybrid.collect`) and whose hits are documents."""
 
     def wrap(fn: Callable[[dict[str, Any], Context, RecipeSource], Stage]) -> Callable:
-        BUILDERS[kind] = Builder(frozenset(keys | {"type"}), fn)
+        BUILDERS[kind] = Builder(frozenset(keys | {"type"}), fn, topics)
         return fn
 
     return wrap
@@ -160,3 +162,10 @@ def load_recipe(name_or_path: str) -> Recipe:
 
 def bundled_recipes() -> list[str]:
     return sorted(p.stem for p in RECIPE_DIR.glob("*.toml"))
+
+
+def topics_kind(recipe: Recipe) -> str:
+    """What a recipe's stage takes as topics: "mentions" or "events" (unknown types count as mentions and fail
+    later with their own error)."""
+    builder = BUILDERS.get(recipe.system.get("type"))
+    return builder.topics if builder else "mentions"

@@ -181,6 +181,7 @@ def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int, str | 
     span are skipped; a malformed line is an InputError naming the file and line."""
     # deferred: a module-level import would close an import cycle with hybrid.core.formats.lines
     # deferred: a module-level import would close an import cycle with hybrid.core.formats.lines
+    # deferred: a module-level import would close an import cycle with hybrid.core.formats.lines
     from hybrid.core.formats.lines import iter_lines, optional, parse_json_object, require
 
     spans: dict[tuple[str, str], tuple[int, int, str | None]] = {}
