@@ -14,7 +14,7 @@ from pathlib import Path
 
 from features.pairs.registry import lookup
 from hybrid.core.provenance import file_sha256
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import Run, Topic
 from hybrid.retrieval.base import Reranker
 from indexes.sparse_index import SparseIndex
 from ltr.batch import build_batch
@@ -74,9 +74,7 @@ class LtrReranker(Reranker):
             head = reranked.get(topic.qid, [])
             seen = {h.docid for h in head}
             tail = [h for h in run.get(topic.qid, []) if h.docid not in seen]
-            floor = min((h.score for h in head), default=0.0)
-            out[topic.qid] = head + [Hit(h.docid, floor - 1.0 - i, h.mention_start, h.mention_end, h.mention_text,
-                                         h.mention_id) for i, h in enumerate(tail)]
+            out[topic.qid] = self.keep_tail(head, tail)
         return out
 
 

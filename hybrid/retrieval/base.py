@@ -7,9 +7,11 @@ on a batch of topics at once so it can be parallelised or sharded without changi
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 
-from hybrid.core.records import Run, Topic
+from hybrid.core.records import Hit, Run, Topic
 
 
 class Stage(ABC):
@@ -37,10 +39,20 @@ class Retriever(Stage):
 
 
 class Reranker(Stage):
-    """Reorders (and may cut) the hits of an incoming run."""
+    """Reorders (and may cut) the hits of an incoming run.
+
+    A reranker that rescores only the head of each run (its depth) keeps the rest with :meth:`keep_tail`,
+    so every reranker ranks the tail the same way.
+    """
 
     @abstractmethod
     def rerank(self, topics: list[Topic], run: Run) -> Run: ...
+
+    @staticmethod
+    def keep_tail(head: list[Hit], tail: Iterable[Hit]) -> list[Hit]:
+        """``head``, then ``tail`` in its order, each tail hit scored below the head's lowest score
+        (``floor - 1 - i``) with its mention span and extras kept: the one tail rule of every reranker."""
+        return tail_below(head, tail)
 
     def __call__(self, topics: list[Topic], run: Run | None = None) -> Run:
         if run is None:
@@ -63,3 +75,9 @@ class Pipeline(Stage):
             run = stage(topics, run)
         assert run is not None
         return run
+
+
+def tail_below(head: list[Hit], tail: Iterable[Hit]) -> list[Hit]:
+    """See :meth:`Reranker.keep_tail` (a function too, for rerankers that are not stages)."""
+    floor = min((h.score for h in head), default=0.0)
+    return list(head) + [dataclasses.replace(h, score=floor - 1.0 - i) for i, h in enumerate(tail)]

@@ -11,6 +11,7 @@ extracted span, and the span itself in passage characters.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.runs import SCORE_DECIMALS, sorted_hits
 from hybrid.core.records import Hit, Run, Topic
+from hybrid.retrieval.base import tail_below
 from ltr.reader.context import LeadContext
 from ltr.reader.decoding import masked_log_softmax
 from ltr.reader.encoding import collate, encode_pairs, token_span
@@ -201,12 +203,10 @@ def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: 
         hits = sorted_hits(run.get(topic.qid, []))
         if not hits:
             continue
-        reranked = out.setdefault(topic.qid, [])
-        floor = min((h.score for h in reranked), default=0.0)
-        for i, hit in enumerate(hits[depth:], start=1):
-            reranked.append(Hit(docid=hit.docid, score=floor - i, extra={"first_stage_score": hit.score,
-                                                                         "first_stage_rank": depth + i}))
-        out[topic.qid] = sorted_hits(reranked)
+        tail = [dataclasses.replace(hit, extra={**hit.extra, "first_stage_score": hit.score,
+                                                 "first_stage_rank": depth + i})
+                for i, hit in enumerate(hits[depth:], start=1)]
+        out[topic.qid] = tail_below(sorted_hits(out.get(topic.qid, [])), tail)
     return out
 
 

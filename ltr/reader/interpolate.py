@@ -34,6 +34,7 @@ from hybrid.core.records import KINDS, Hit, Run
 from hybrid.evaluation.measures import per_query
 from hybrid.fusion.fuse import split_per_kind
 from hybrid.fusion.normalize import normaliser
+from hybrid.retrieval.base import tail_below
 
 GRID = tuple(step / 20 for step in range(21))  # 0, 0.05, ..., 1
 
@@ -131,12 +132,8 @@ def interpolate(reranked: Run, weight: float | KindWeights | Mapping[str, float]
         fused = [Hit(docid=h.docid, score=(1 - w) * first[h.docid] + w * reader[h.docid],
                      mention_start=h.mention_start, mention_end=h.mention_end, mention_text=h.mention_text,
                      mention_id=h.mention_id, extra=dict(h.extra, interpolation_weight=w)) for h in top]
-        fused = sorted_hits(fused)
-        floor = min((h.score for h in fused), default=0.0)
         rest.sort(key=lambda h: h.extra.get("first_stage_rank", 0))
-        out[qid] = fused + [Hit(docid=h.docid, score=floor - i, mention_start=h.mention_start,
-                                mention_end=h.mention_end, mention_text=h.mention_text, mention_id=h.mention_id,
-                                extra=h.extra) for i, h in enumerate(rest, start=1)]
+        out[qid] = tail_below(sorted_hits(fused), rest)
     return out
 
 
