@@ -23,6 +23,8 @@ import argparse
 import json
 import time
 
+from hybrid.core.params import BM25_B, BM25_K1
+
 
 def timed(fn, repeat: int):
     best, out = float("inf"), None
@@ -76,7 +78,7 @@ def main() -> None:
         "bm25f, 1 thread": lambda: BM25F(index, threads=1).search(topics, k),
         "bm25f, 2 threads": lambda: BM25F(index, threads=2).search(topics, k),
     }
-    index.passages.set_bm25(0.9, 0.4)
+    index.passages.set_bm25(BM25_K1, BM25_B)
     index.passages.batch_search([t.text for t in warm], [t.qid for t in warm], k=k, threads=1)
     PassageBM25(index, "sentence").search(warm, k)
     multifield(1).search(warm, k)

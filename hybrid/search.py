@@ -45,6 +45,7 @@ from hybrid.core.formats.lines import SkipReport
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.provenance import code_version, inputs, search_options, versions
 from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS, MultiFieldBM25, PassageBM25
@@ -120,8 +121,8 @@ def parser() -> argparse.ArgumentParser:
                         "'event=0.55,0.45;entity=0.6,0.4' (default: equal weights; see BENCHMARKS.md)")
     p.add_argument("--depth", type=positive_int, help="fused: hits each component fetches (default: --hits)")
     p.add_argument("--hits", type=positive_int, default=100, help="passages per query")
-    p.add_argument("--k1", type=non_negative_float, default=0.9, help="BM25 term saturation")
-    p.add_argument("--b", type=unit_float, default=0.4, help="BM25 length normalisation")
+    p.add_argument("--k1", type=non_negative_float, default=BM25_K1, help="BM25 term saturation")
+    p.add_argument("--b", type=unit_float, default=BM25_B, help="BM25 length normalisation")
     p.add_argument("--threads", type=positive_int, default=1, help="search threads")
     p.add_argument("--batch-size", type=positive_int, default=256, help="topics handed to the Java searcher at once")
     p.add_argument("--tag", type=run_tag, help="run tag (default: the model name)")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hybrid.core.params import BM25_B, BM25_K1
+
 
 class LuceneExplainer:
     """BM25 of one (query text, field, Lucene document) by ``explain``, with the index's own analyzer.
@@ -18,7 +20,7 @@ class LuceneExplainer:
     the same query the batch extractor scores.
     """
 
-    def __init__(self, mentions_dir: str | Path, k1: float = 0.9, b: float = 0.4):
+    def __init__(self, mentions_dir: str | Path, k1: float = BM25_K1, b: float = BM25_B):
         from jnius import autoclass, cast
         from pyserini.analysis import Analyzer, get_lucene_analyzer
 

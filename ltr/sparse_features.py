@@ -37,6 +37,7 @@ import numpy as np
 from features.annotate import FIELDS, MentionRecord
 from hybrid.core.errors import ConfigError
 from hybrid.core.java import FEATURES, FeatureBatch
+from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Run, Topic
 from hybrid.retrieval.sparse import QUERY_SOURCES, query_source_text
 from indexes.lucene import MENTIONS
@@ -89,8 +90,8 @@ def feature_names(channels: Sequence[Channel]) -> list[str]:
 class SparseFeatureExtractor:
     """Batch per-field features over a hybrid index's ``mentions/`` (needs the project's jar)."""
 
-    def __init__(self, index: SparseIndex, channels: str | Sequence[str] = DEFAULT_CHANNELS, k1: float = 0.9,
-                 b: float = 0.4, mu: float = 1000.0, threads: int = 1):
+    def __init__(self, index: SparseIndex, channels: str | Sequence[str] = DEFAULT_CHANNELS, k1: float = BM25_K1,
+                 b: float = BM25_B, mu: float = 1000.0, threads: int = 1):
         self.index, self.channels, self.threads = index, parse_channels(channels), threads
         self.k1, self.b, self.mu = k1, b, mu
         self.batch = FeatureBatch.open(index.path / MENTIONS, k1, b, mu)

@@ -32,6 +32,7 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import iter_lines, parse_json_object
+from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.retrieval.doc_context import DocumentVectors, stored_passages
 
 log = logging.getLogger(__name__)
@@ -296,7 +297,7 @@ class Collection:
         tf = counts.transform([self.doc_text(d) for d in self.doc_ids]).tocsr().astype(np.float64)
         return counts, tf
 
-    def bm25_scores(self, text: str, k1: float = 0.9, b: float = 0.4) -> np.ndarray:
+    def bm25_scores(self, text: str, k1: float = BM25_K1, b: float = BM25_B) -> np.ndarray:
         """BM25 (Lucene's idf) of ``text``'s terms against every whole document."""
         counts, tf = self._bm25
         query = counts.transform([text]).tocsr()

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from hybrid.core.jvm import has_project_jar, require_project_jar, start_jvm
+from hybrid.core.params import BM25_B, BM25_K1
 
 #: The stable per-channel feature names, in column order (see FeatureExtractor.java for definitions).
 FEATURES = ("bm25", "ql", "tfidf", "matched", "coverage", "tf", "length", "min_span", "proximity")
@@ -129,7 +130,7 @@ class FeatureBatch:
 
     _open: dict[tuple, FeatureBatch] = {}
 
-    def __init__(self, lucene_dir: str | Path, k1: float = 0.9, b: float = 0.4, mu: float = 1000.0):
+    def __init__(self, lucene_dir: str | Path, k1: float = BM25_K1, b: float = BM25_B, mu: float = 1000.0):
         require()
         from jnius import autoclass
 
@@ -143,7 +144,7 @@ class FeatureBatch:
             )
 
     @classmethod
-    def open(cls, lucene_dir: str | Path, k1: float = 0.9, b: float = 0.4, mu: float = 1000.0) -> FeatureBatch:
+    def open(cls, lucene_dir: str | Path, k1: float = BM25_K1, b: float = BM25_B, mu: float = 1000.0) -> FeatureBatch:
         key = (str(Path(lucene_dir).resolve()), float(k1), float(b), float(mu))
         with _LOCK:
             if key not in cls._open:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid.core.errors import ConfigError
+from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.recipes.registry import Context, RecipeSource, load_recipe, register
 from hybrid.retrieval.base import Retriever, Stage
 from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
@@ -166,15 +167,15 @@ def _config_errors(source: RecipeSource, key: str, prefix: str = ""):
 
 @register("bm25", {"formulation", "k1", "b"})
 def _bm25(system: dict, context: Context, source: RecipeSource) -> Stage:
-    return PassageBM25(context.index, system.get("formulation", "sentence"), k1=system.get("k1", 0.9),
-                       b=system.get("b", 0.4), threads=context.threads, k=context.hits)
+    return PassageBM25(context.index, system.get("formulation", "sentence"), k1=system.get("k1", BM25_K1),
+                       b=system.get("b", BM25_B), threads=context.threads, k=context.hits)
 
 
 @register("multifield", {"weights", "same_kind", "k1", "b"})
 def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
     weights = system.get("weights", DEFAULT_CLAUSES)
-    return MultiFieldBM25(context.index, weights, same_kind=system.get("same_kind", True), k1=system.get("k1", 0.9),
-                          b=system.get("b", 0.4), k=context.hits, threads=context.threads)
+    return MultiFieldBM25(context.index, weights, same_kind=system.get("same_kind", True), k1=system.get("k1", BM25_K1),
+                          b=system.get("b", BM25_B), k=context.hits, threads=context.threads)
 
 
 @register("rocchio", {"weights", "same_kind", "k1", "b", "fb_docs", "fb_terms", "fb_fields", "original_weight",
@@ -185,8 +186,8 @@ def _rocchio(system: dict, context: Context, source: RecipeSource) -> Stage:
         raise source.error("fb_fields", "'fb_fields' must be a list of index field names")
     with _config_errors(source, "type"):
         return RocchioBM25(context.index, system.get("weights", DEFAULT_CLAUSES),
-                           same_kind=bool(system.get("same_kind", True)), k1=_number(system, "k1", 0.9, source),
-                           b=_number(system, "b", 0.4, source), fb_docs=_integer(system, "fb_docs", 10, source, 1),
+                           same_kind=bool(system.get("same_kind", True)), k1=_number(system, "k1", BM25_K1, source),
+                           b=_number(system, "b", BM25_B, source), fb_docs=_integer(system, "fb_docs", 10, source, 1),
                            fb_terms=_integer(system, "fb_terms", 20, source), fb_fields=fields,
                            original_weight=_number(system, "original_weight", 0.9, source),
                            expansion_weight=_number(system, "expansion_weight", 0.1, source), k=context.hits,
@@ -198,8 +199,8 @@ def _bm25f(system: dict, context: Context, source: RecipeSource) -> Stage:
     with _config_errors(source, "type"):
         return BM25F(context.index, system.get("fields", DEFAULT_BM25F_FIELDS),
                      same_kind=bool(system.get("same_kind", True)), k=context.hits,
-                     query=system.get("query", DEFAULT_BM25F_QUERY), k1=_number(system, "k1", 0.9, source),
-                     b=_number(system, "b", 0.4, source), threads=context.threads)
+                     query=system.get("query", DEFAULT_BM25F_QUERY), k1=_number(system, "k1", BM25_K1, source),
+                     b=_number(system, "b", BM25_B, source), threads=context.threads)
 
 
 @register("dense", {"index", "encoder", "same_kind", "overfetch", "batch_size"})
@@ -308,8 +309,8 @@ def _safety_net(system: dict, context: Context, source: RecipeSource) -> Stage:
     return SafetyNet(base, context.index, passage_weight=system.get("passage_weight", PASSAGE_WEIGHT),
                      doc_weight=system.get("doc_weight", DOC_WEIGHT),
                      expand_docs=system.get("expand_docs", EXPAND_DOCS),
-                     depth=system.get("depth", DEPTH), k=context.hits, k1=system.get("k1", 0.9),
-                     b=system.get("b", 0.4), threads=context.threads)
+                     depth=system.get("depth", DEPTH), k=context.hits, k1=system.get("k1", BM25_K1),
+                     b=system.get("b", BM25_B), threads=context.threads)
 
 
 @register("pipeline", {"first", "rerankers"})

@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from features.annotate import FIELDS, type_tokens
 from hybrid.core.errors import ConfigError
+from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.sparse import QUERY_FORMULATIONS, QUERY_SOURCES, formulate, query_source_text
@@ -83,8 +84,8 @@ class BM25F(Retriever):
     """
 
     def __init__(self, index: SparseIndex, fields: dict[str, float] | str = DEFAULT_BM25F_FIELDS,
-                 same_kind: bool = True, k: int = 100, query: str = DEFAULT_BM25F_QUERY, k1: float = 0.9,
-                 b: float = 0.4, threads: int = 1, progress: bool = False):
+                 same_kind: bool = True, k: int = 100, query: str = DEFAULT_BM25F_QUERY, k1: float = BM25_K1,
+                 b: float = BM25_B, threads: int = 1, progress: bool = False):
         check_query(query)
         if not (k1 > 0 and 0 <= b <= 1):
             raise ConfigError(None, None, f"BM25F needs k1 > 0 and 0 <= b <= 1, got k1={k1}, b={b}")

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from hybrid.core.errors import ConfigError
+from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.sparse import PassageBM25
@@ -120,7 +121,7 @@ class SafetyNet(Retriever):
 
     def __init__(self, base: Retriever, index, passage_weight: float = PASSAGE_WEIGHT,
                  doc_weight: float = DOC_WEIGHT, expand_docs: int = EXPAND_DOCS, depth: int = DEPTH,
-                 k: int = 100, k1: float = 0.9, b: float = 0.4, threads: int = 1, passage_retriever=None):
+                 k: int = 100, k1: float = BM25_K1, b: float = BM25_B, threads: int = 1, passage_retriever=None):
         if not 0 <= passage_weight <= 1:
             raise ConfigError(None, None, f"passage weight must be in [0, 1], got {passage_weight}")
         if doc_weight < 0 or expand_docs < 0 or depth < 1:

@@ -30,6 +30,7 @@ from tqdm import tqdm
 
 from features.annotate import FIELDS
 from hybrid.core.errors import ConfigError
+from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, Clause, MultiFieldBM25, count_terms
 from indexes.lucene import parse_mention_doc_id
@@ -49,7 +50,7 @@ class RocchioBM25(MultiFieldBM25):
     """Two-pass Rocchio expansion over the clauses of a :class:`MultiFieldBM25` system."""
 
     def __init__(self, index: SparseIndex, clauses: list[Clause] | str = DEFAULT_CLAUSES, same_kind: bool = True,
-                 k1: float = 0.9, b: float = 0.4, fb_docs: int = 10, fb_terms: int = 20,
+                 k1: float = BM25_K1, b: float = BM25_B, fb_docs: int = 10, fb_terms: int = 20,
                  fb_fields: tuple[str, ...] | list[str] = DEFAULT_FB_FIELDS, original_weight: float = 0.9,
                  expansion_weight: float = 0.1, k: int = 100, threads: int = 1, progress: bool = False):
         super().__init__(index, clauses, same_kind=same_kind, k1=k1, b=b, k=k, threads=threads, progress=progress)

@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from features.annotate import FIELDS, MentionRecord, type_tokens
 from hybrid.core.errors import ConfigError
+from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from indexes.lucene import MENTIONS, docref, parse_mention_doc_id
@@ -111,7 +112,7 @@ def count_terms(terms: Iterable[str]) -> dict[str, int]:
 class PassageBM25(Retriever):
     """Plain Pyserini BM25 on the passage index, own document removed."""
 
-    def __init__(self, index: SparseIndex, formulation: str = "sentence", k1: float = 0.9, b: float = 0.4,
+    def __init__(self, index: SparseIndex, formulation: str = "sentence", k1: float = BM25_K1, b: float = BM25_B,
                  threads: int = 1, k: int = 100, batch_size: int = 256, progress: bool = False):
         if formulation not in QUERY_FORMULATIONS:
             raise ConfigError(None, None, f"unknown query formulation {formulation!r}; choose {QUERY_FORMULATIONS}")
@@ -155,7 +156,7 @@ class MultiFieldBM25(Retriever):
     """Weighted sum of per-field BM25 over mention documents; best mention per passage wins."""
 
     def __init__(self, index: SparseIndex, clauses: list[Clause] | str = DEFAULT_CLAUSES, same_kind: bool = True,
-                 k1: float = 0.9, b: float = 0.4, overfetch: int = 4, k: int = 100, progress: bool = False,
+                 k1: float = BM25_K1, b: float = BM25_B, overfetch: int = 4, k: int = 100, progress: bool = False,
                  threads: int = 1, batch_size: int = 256):
         self.index = index
         self.threads, self.batch_size = threads, batch_size

@@ -37,6 +37,7 @@ from tqdm import tqdm
 from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.errors import ConfigError
 from hybrid.core.jvm import JAR_BUILD_COMMAND, start_jvm
+from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.ray_engine import Engine, get_engine
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
@@ -50,7 +51,7 @@ from indexes.sparse_index import SparseIndex
 SEARCHER_CLASS = "io.hybrid.lucene.GlobalStatsSearcher"
 CODEC_CLASS = "io.hybrid.lucene.QueryCodec"
 #: SimpleSearcher's defaults (Anserini ``SearchCollection.Args``), used until ``set_bm25`` is called.
-DEFAULT_BM25 = (0.9, 0.4)
+DEFAULT_BM25 = (BM25_K1, BM25_B)
 
 
 def _java(name: str):
@@ -312,7 +313,7 @@ class ShardedLuceneSearcher:
         analyzer = autoclass("io.anserini.index.IndexCollection").DEFAULT_ANALYZER
         return lambda text: generator.buildQuery("contents", analyzer, text)
 
-    def set_bm25(self, k1: float = 0.9, b: float = 0.4) -> None:
+    def set_bm25(self, k1: float = BM25_K1, b: float = BM25_B) -> None:
         self._all("set_bm25", self.part, float(k1), float(b))
 
     def search_many(self, queries: Sequence[Any], k: int) -> list[list[ShardHit]]:
