@@ -27,7 +27,7 @@ def test_unavailable_providers_explain_themselves(monkeypatch):
     from ltr import providers as external
 
     provider = external.SparseFieldsProvider()
-    monkeypatch.setattr("hybrid.core.jvm.project_jar", lambda: None)
+    monkeypatch.setattr(external, "project_jar", lambda: None)
     assert "jar is not built" in provider.available()
 
 
