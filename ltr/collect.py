@@ -27,6 +27,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.records import Hit, Run
 from ltr.cv import assert_disjoint, grouped_folds
 from ltr.learners import SCORERS, Scorer, make_learner
+from ltr.model import read_payload
 
 MODEL_FILE = "model.json"
 FORMAT = "hybrid-eventcoll-ltr"
@@ -117,14 +118,7 @@ class EventModel:
         unknown = [r for r in meta["rankers"] if r not in RANKERS]
         if unknown or meta.get("features") != feature_names(tuple(meta["rankers"])):
             raise InputError(meta_path, None, "the model's features are not this version's (retrain it)")
-        files = {}
-        for name, digest in meta["payload"].items():
-            if "/" in name or "\\" in name or name.startswith("."):
-                raise InputError(meta_path, None, f"invalid payload file name {name!r}")
-            text = (path / name).read_text(encoding="utf-8")
-            if hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
-                raise InputError(path / name, None, "payload checksum mismatch (file changed after training)")
-            files[name] = text
+        files = read_payload(path, meta_path, meta["payload"])
         return cls(SCORERS[meta["learner"]].from_payload(files), tuple(meta["rankers"]), meta["learner"],
                    meta.get("params", {}), int(meta.get("seed", 0)), int(meta.get("depth", DEPTH)),
                    list(meta.get("trained_on", [])))

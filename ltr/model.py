@@ -121,14 +121,7 @@ class TrainedModel:
         learner = meta["learner"]
         if learner not in SCORERS:
             raise InputError(meta_path, None, f"unknown learner {learner!r}")
-        files = {}
-        for name, digest in meta["payload"].items():
-            if "/" in name or "\\" in name or name.startswith("."):
-                raise InputError(meta_path, None, f"invalid payload file name {name!r}")
-            text = (path / name).read_text(encoding="utf-8")
-            if hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
-                raise InputError(path / name, None, "payload checksum mismatch (file changed after training)")
-            files[name] = text
+        files = read_payload(path, meta_path, meta["payload"])
         featureset = FeatureSet.from_json(meta["featureset"], source=str(meta_path))
         return cls(featureset=featureset, fingerprint=meta["fingerprint"], learner=learner, params=meta["params"],
                    normaliser=Normaliser.from_json(meta["normaliser"]), scorer=SCORERS[learner].from_payload(files),
@@ -164,3 +157,17 @@ def train_model(learner_name: str, params: dict[str, Any] | None, featureset: Fe
     return TrainedModel(featureset=featureset, fingerprint=featureset.fingerprint(), learner=learner_name,
                         params=learner.params, normaliser=normaliser, scorer=scorer,
                         config=dict(config or {}, seed=seed), created=_now())
+
+
+def read_payload(path: Path, meta_path: Path, payload: dict[str, str]) -> dict[str, str]:
+    """The learner's payload files of a model directory (name -> text), each checked against the sha256 its
+    metadata recorded, so a file changed after training is an error, never a silently different model."""
+    files = {}
+    for name, digest in payload.items():
+        if "/" in name or "\\" in name or name.startswith("."):
+            raise InputError(meta_path, None, f"invalid payload file name {name!r}")
+        text = (path / name).read_text(encoding="utf-8")
+        if hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
+            raise InputError(path / name, None, "payload checksum mismatch (file changed after training)")
+        files[name] = text
+    return files
