@@ -22,13 +22,14 @@ import re
 
 from tqdm import tqdm
 
-from features.annotate import FIELDS, type_tokens
+from features.annotate import FIELDS
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
+from hybrid.retrieval.query_plan import QueryPlan
 from hybrid.retrieval.sparse import QUERY_FORMULATIONS, QUERY_SOURCES, formulate, query_source_text
-from indexes.lucene import MENTIONS, docref
+from indexes.lucene import MENTIONS
 from indexes.sparse_index import SparseIndex
 
 #: Tuned on an ECB+ dev sample (benchmarks/results/java.md); the default of BM25F.
@@ -106,12 +107,10 @@ class BM25F(Retriever):
                 chunk = topics[at : at + batch]
                 texts, filters, excludes = [], [], []
                 for topic in chunk:
-                    record = self.index.query_record(topic)
-                    texts.append(query_text(self.query, topic, record))
-                    kind = topic.kind or record.kind
-                    filters.append(f"{type_tokens(kind, None)[0]} kind_unknown" if self.same_kind and kind else "")
-                    own = self.index.exclude_doc(topic, record)
-                    excludes.append(docref(own) if own else "")
+                    plan = QueryPlan.of(self.index, topic)
+                    texts.append(query_text(self.query, topic, plan.record))
+                    filters.append(plan.kind_filter(self.same_kind))
+                    excludes.append(plan.exclude_docref)
                 results = searcher.search_combined(fields, weights, texts, filters, excludes, self.k1, self.b, k,
                                                    self.threads)
                 for topic, hits in zip(chunk, results, strict=True):

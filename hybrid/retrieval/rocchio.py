@@ -32,6 +32,7 @@ from features.annotate import FIELDS
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Hit, Run, Topic
+from hybrid.retrieval.query_plan import QueryPlan
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, Clause, MultiFieldBM25, count_terms
 from indexes.lucene import parse_mention_doc_id
 from indexes.sparse_index import SparseIndex
@@ -132,11 +133,11 @@ class RocchioBM25(MultiFieldBM25):
 
     # -- the second pass ---------------------------------------------------------------------------------
 
-    def build_query(self, topic: Topic, record, exclude_doc: str | None):
+    def build_query(self, plan: QueryPlan):
         """``original_weight`` x the parent's query + the topic's expansion terms, under the parent's filter and
         exclusion (copied from the parent's query, so the two can never disagree)."""
-        original = super().build_query(topic, record, exclude_doc)
-        expansion = self.expansions.get(topic.qid)
+        original = super().build_query(plan)
+        expansion = self.expansions.get(plan.topic.qid)
         if original is None or not expansion:
             return original
         lucene = self.lucene

@@ -20,12 +20,13 @@ from functools import cached_property
 
 from tqdm import tqdm
 
-from features.annotate import FIELDS, MentionRecord, type_tokens
+from features.annotate import FIELDS, MentionRecord
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
-from indexes.lucene import MENTIONS, docref, parse_mention_doc_id
+from hybrid.retrieval.query_plan import QueryPlan
+from indexes.lucene import MENTIONS, parse_mention_doc_id
 from indexes.lucene_access import LuceneQueries, exact_bm25_searcher
 from indexes.sparse_index import SparseIndex
 
@@ -169,7 +170,8 @@ class MultiFieldBM25(Retriever):
     def lucene(self) -> LuceneQueries:
         return LuceneQueries()
 
-    def build_query(self, topic: Topic, record: MentionRecord, exclude_doc: str | None):
+    def build_query(self, plan: QueryPlan):
+        topic, record = plan.topic, plan.record
         lucene = self.lucene
         builder = lucene.Builder()
         n_clauses = 0
@@ -182,15 +184,15 @@ class MultiFieldBM25(Retriever):
             for token, count in count_terms(analyzed[clause.source]).items():
                 builder.add(lucene.BoostQuery(lucene.term(clause.field, token), clause.weight * count), lucene.SHOULD)
                 n_clauses += 1
-        kind = topic.kind or record.kind
-        if self.same_kind and kind:
+        kind_tokens = plan.kind_tokens(self.same_kind)
+        if kind_tokens:
             # Candidates of the query's kind, plus candidates whose kind is unknown.
             kinds = lucene.Builder()
-            for token in (type_tokens(kind, None)[0], "kind_unknown"):
+            for token in kind_tokens:
                 kinds.add(lucene.analyzed_term("type", token), lucene.SHOULD)
             builder.add(kinds.build(), lucene.FILTER)
-        if exclude_doc:
-            builder.add(lucene.analyzed_term("docref", docref(exclude_doc)), lucene.MUST_NOT)
+        if plan.exclude_doc:
+            builder.add(lucene.analyzed_term("docref", plan.exclude_docref), lucene.MUST_NOT)
         # With a FILTER clause Lucene makes SHOULD clauses optional: require one, or every candidate of
         # the right kind would match with score 0.
         builder.setMinimumNumberShouldMatch(1)
@@ -202,8 +204,7 @@ class MultiFieldBM25(Retriever):
         It scores with a plain Lucene searcher (see :meth:`_exact_searcher`) and breaks ties like the Java
         path: a passage keeps its best mention (ties: smaller mention id), passages sort by score, then id.
         """
-        record = self.index.query_record(topic)
-        query = self.build_query(topic, record, self.index.exclude_doc(topic, record))
+        query = self.build_query(QueryPlan.of(self.index, topic))
         if query is None:
             return []
         searcher = self._exact_searcher()
@@ -255,13 +256,11 @@ class MultiFieldBM25(Retriever):
                 chunk = topics[at : at + batch]
                 texts, filters, excludes = [], [], []
                 for topic in chunk:
-                    record = self.index.query_record(topic)
-                    by_source = {c.source: query_source_text(c.source, topic, record) for c in active}
+                    plan = QueryPlan.of(self.index, topic)
+                    by_source = {c.source: query_source_text(c.source, topic, plan.record) for c in active}
                     texts.append([by_source[c.source] for c in active])
-                    kind = topic.kind or record.kind
-                    filters.append(f"{type_tokens(kind, None)[0]} kind_unknown" if self.same_kind and kind else "")
-                    own = self.index.exclude_doc(topic, record)
-                    excludes.append(docref(own) if own else "")
+                    filters.append(plan.kind_filter(self.same_kind))
+                    excludes.append(plan.exclude_docref)
                 results = searcher.search_boosted(fields, weights, texts, filters, excludes, self.k1, self.b, k,
                                                   threads) if active else [None] * len(chunk)
                 for topic, hits in zip(chunk, results, strict=True):

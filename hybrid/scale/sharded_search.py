@@ -42,6 +42,7 @@ from hybrid.core.ray_engine import Engine, get_engine
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.dense import best_mention_per_passage
+from hybrid.retrieval.query_plan import QueryPlan
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from indexes.faiss_index import DENSE_DIR, DenseIndex
 from indexes.lucene import MENTIONS, PASSAGES, parse_mention_doc_id
@@ -430,8 +431,7 @@ class ShardedMultiField(Retriever):
         run: Run = {t.qid: [] for t in topics}
         pending = []
         for topic in tqdm(topics, desc=f"{self.name} queries", disable=not base.progress):
-            record = index.query_record(topic)
-            query = base.build_query(topic, record, index.exclude_doc(topic, record))
+            query = base.build_query(QueryPlan.of(index, topic))
             if query is not None:
                 pending.append((topic.qid, query))
         for at in range(0, len(pending), self.batch):
