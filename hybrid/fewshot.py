@@ -33,6 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -127,8 +128,10 @@ def ranked(scores: Mapping[str, float], banned: Callable[[str], bool], depth: in
 class DenseTable:
     """Every candidate-mention vector of a dense index in memory, grouped by passage."""
 
-    def __init__(self, vectors: np.ndarray, rows: np.ndarray, passage_ids: list[str], passage_docs: list[str]):
+    def __init__(self, vectors: np.ndarray, rows: np.ndarray, passage_ids: list[str], passage_docs: list[str],
+                 encoder: Callable[[], Any] | None = None):
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self._encoder_factory, self._encoder = encoder, None
         self.rows = np.asarray(rows)
         self.row_passage = self.rows[:, 0].astype(np.int64)
         self.row_kind = self.rows[:, 3].astype(np.int64)
@@ -161,16 +164,39 @@ class DenseTable:
     def load(cls, path: str | Path) -> DenseTable:
         index = DenseIndex(path, gpu=False)
         vectors = index.faiss.reconstruct_n(0, index.size)
-        return cls(vectors, np.asarray(index.rows), index.passage_ids,
-                   [index.doc_ids[d] for d in index.passage_doc.tolist()])
+        info = index.encoder_info
 
-    def example_row(self, topic: Topic) -> int:
+        def encoder():
+            from features.encoder import BiEncoder, EncoderConfig  # deferred: importing it loads torch
+
+            return BiEncoder.load(info["path"], config=EncoderConfig.from_json(info["config"]), device="cpu")
+
+        return cls(vectors, np.asarray(index.rows), index.passage_ids,
+                   [index.doc_ids[d] for d in index.passage_doc.tolist()], encoder=encoder)
+
+    def example_row(self, topic: Topic) -> int | None:
+        """The dense-index row of an example that is an indexed candidate mention (None when detection missed it)."""
         number = self.passage_number.get(topic.passage_id or "")
-        row = self.row_of.get((number, topic.start, topic.end)) if number is not None else None
-        if row is None:
-            raise KeyError(f"example {topic.qid} ({topic.passage_id} {topic.start}-{topic.end}) is not a mention of "
-                           "the dense index")
-        return row
+        return self.row_of.get((number, topic.start, topic.end)) if number is not None else None
+
+    def example_vectors(self, examples: Sequence[Topic]) -> np.ndarray:
+        """``[k, dim]``: each example's vector as the index holds it, or, for a mention the index's annotation
+        did not detect (raw text), encoded the same way (its passage with the span marked, passage side)."""
+        out = []
+        for topic in examples:
+            row = self.example_row(topic)
+            if row is not None:
+                out.append(self.vectors[row])
+                continue
+            if self._encoder_factory is None:
+                raise KeyError(f"example {topic.qid} ({topic.passage_id} {topic.start}-{topic.end}) is not a mention "
+                               "of the dense index, and no encoder is known to encode it")
+            if self._encoder is None:
+                self._encoder = self._encoder_factory()
+            from features.encoder import Unit  # deferred: importing it loads torch
+
+            out.append(self._encoder.encode_units([Unit(topic.text, [(topic.start, topic.end)])], "passage")[0])
+        return np.ascontiguousarray(np.stack(out), dtype=np.float32)
 
     def allowed_rows(self, kind: str | None) -> np.ndarray:
         """Rows of the example's kind or of unknown kind (like the retrievers' same-kind filter)."""
@@ -230,14 +256,13 @@ class SiameseHead:
             return torch.nn.functional.normalize(out, dim=-1).numpy()
 
 
-def tuned_passage_scores(table: DenseTable, example_rows: list[int], allowed: np.ndarray, banned: np.ndarray,
+def tuned_passage_scores(table: DenseTable, examples: np.ndarray, allowed: np.ndarray, banned: np.ndarray,
                          adhoc: np.ndarray, pool: int, seed: int, negatives: int = 32, steps: int = 60,
                          hidden: int = 128) -> np.ndarray:
     """Scores of the Siamese variant: the ad-hoc top ``pool`` passages rescored (placed above the rest,
     which keep their ad-hoc order); ``banned`` marks the examples' documents' rows (never negatives)."""
     rng = np.random.default_rng(seed)
-    examples = table.vectors[example_rows]
-    k = len(example_rows)
+    k = len(examples)
     pos = [(i, j) for i in range(k) for j in range(i + 1, k)]
     candidates = np.flatnonzero(~banned)
     neg_rows = rng.choice(candidates, size=min(negatives * k, len(candidates)), replace=False)
@@ -297,17 +322,17 @@ def run_variants(queries: list[KShotQuery], variants: Sequence[str], index=None,
             if table is None:
                 raise ValueError(f"{variant} needs a dense index (--dense)")
             for q in tqdm(queries, desc=variant, disable=not progress):
-                rows = [table.example_row(e) for e in q.examples]
+                vectors = table.example_vectors(q.examples)
                 allowed = table.allowed_rows(q.kind)
                 banned_p = table.passages_of_docs(q.banned_docs)
-                key = ("dense-adhoc", q.qid, tuple(rows))
+                key = ("dense-adhoc", q.qid, tuple(e.qid for e in q.examples))
                 if key not in cache:
-                    adhoc = adhoc_passage_scores(table, table.vectors[rows], allowed)
+                    adhoc = adhoc_passage_scores(table, vectors, allowed)
                     adhoc[banned_p] = -np.inf
                     cache[key] = adhoc
                 scores = cache[key]
                 if variant == "dense-tuned":
-                    scores = tuned_passage_scores(table, rows, allowed, banned_p[table.row_passage], scores, pool,
+                    scores = tuned_passage_scores(table, vectors, allowed, banned_p[table.row_passage], scores, pool,
                                                   seed=seed + int(q.qid.split("-")[1]) + 1000 * q.k)
                     scores[banned_p] = -np.inf
                 top = np.argsort(-scores, kind="stable")[:depth]

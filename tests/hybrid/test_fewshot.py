@@ -120,11 +120,33 @@ def test_tuned_scores_rerank_only_the_pool():
     examples = [0, 3]
     adhoc = adhoc_passage_scores(table, table.vectors[examples], allowed)
     banned_rows = np.zeros(len(table.rows), dtype=bool)
-    out = tuned_passage_scores(table, examples, allowed, banned_rows, adhoc, pool=2, seed=0, negatives=1, steps=5)
+    out = tuned_passage_scores(table, table.vectors[examples], allowed, banned_rows, adhoc, pool=2, seed=0,
+                               negatives=1, steps=5)
     pooled = set(np.argsort(-adhoc, kind="stable")[:2].tolist())
     rest = [p for p in range(4) if p not in pooled]
     assert min(out[list(pooled)]) > max(out[rest])  # pooled passages stay above the others
     assert out[rest] == pytest.approx(adhoc[rest] - 10.0)  # which keep their ad-hoc order
+
+
+def test_examples_the_annotation_missed_are_encoded_like_indexed_mentions():
+    """Raw text: a gold example mention that detection did not find has no row; it is encoded (its passage with
+    the span marked, passage side), an indexed one is read from the table."""
+    calls = []
+
+    class RecordingEncoder:  # records what it is asked to encode; the real encoder is exercised by the CLI test
+        def encode_units(self, units, side):
+            calls.append((units[0].text, units[0].spans, side))
+            return np.array([[0.0, 1.0]], dtype=np.float32)
+
+    table = hand_table()
+    table._encoder_factory = RecordingEncoder
+    indexed = Topic(qid="q1", text="Tara entered", start=0, end=3, passage_id="a:0")
+    missed = Topic(qid="q2", text="Tara entered", start=5, end=12, passage_id="a:0")
+    got = table.example_vectors([indexed, missed])
+    assert got.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert calls == [("Tara entered", [(5, 12)], "passage")]
+    with pytest.raises(KeyError, match="not a mention"):
+        hand_table().example_vectors([missed])
 
 
 def test_cli_on_the_tiny_index(sparse_index, tiny_index, tiny_bert, tmp_path, capsys):
