@@ -2,8 +2,7 @@
 
 On the first ``--limit`` passages of ``corpus.raw.jsonl`` (ids, document ids and text only: nothing
 to reuse), with the default annotation (``--annotation auto``: one spaCy parse per passage, rules
-detection, arguments, heuristic chains), for each ``--processes`` value (``--spacy-processes`` of
-``hybrid.index``: forked workers that each annotate whole documents, parse to records).
+detection, arguments, heuristic chains), for each ``--processes`` value of spaCy's ``n_process``.
 Issue 25's target: >= 300 passages/s on 2 cores. The spaCy parse alone is timed in the same run, so
 the pipeline's own overhead reads apart from the load other jobs put on a shared machine (``uptime``'s
 load average before the run is recorded), and so is the CPU time of the annotation (this process and
@@ -94,7 +93,7 @@ def main() -> None:
         f"Machine: {result['machine']}; {result['date']}; load average before the run "
         f"{result['load_average_before']}  ",
         f"Pipeline: {result['annotation_sources']}", "",
-        "| processes | passages | mentions | spaCy parse only, passages/s | annotate s | annotate passages/s | "
+        "| spaCy n_process | passages | mentions | spaCy parse only, passages/s | annotate s | annotate passages/s | "
         "annotate passages per CPU-s | annotate + index s | annotate + index passages/s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

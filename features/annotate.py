@@ -307,10 +307,9 @@ class Annotator:
     def _needs_parse(self, passage: Passage) -> bool:
         return passage.mentions is None or not self.config.gold_ner
 
-    def parse(self, texts: Iterable[str], n_texts: int = 0, n_process: int | None = None) -> Iterator[Any]:
+    def parse(self, texts: Iterable[str], n_texts: int = 0) -> Iterator[Any]:
         """spaCy docs of ``texts`` in order (``nlp.pipe``; worker processes only for big batches)."""
-        n_process = self.config.n_process if n_process is None else n_process
-        n_process = n_process if n_texts >= MIN_TEXTS_PER_PROCESS * n_process else 1
+        n_process = self.config.n_process if n_texts >= MIN_TEXTS_PER_PROCESS * self.config.n_process else 1
         for doc in self.nlp.pipe(texts, batch_size=PIPE_BATCH, n_process=n_process):
             self.parses += 1
             yield doc
@@ -445,59 +444,12 @@ class Annotator:
         docs = list(group_documents(passages))
         if not self.config.uses_gold:
             docs = [[dataclasses.replace(p, mentions=None) for p in doc] for doc in docs]
-        workers = self._document_workers(docs)
-        if workers > 1:
-            yield from self._annotate_in_workers(docs, workers)
-            return
-        for doc, records in zip(docs, self._annotate_documents(docs), strict=True):
-            yield from zip(doc, records, strict=True)
-
-    def _annotate_documents(self, docs: list[list[Passage]], n_process: int | None = None) -> Iterator[
-        list[list[MentionRecord]]
-    ]:
-        """Records of each document in order; every passage that needs a parse goes through one stream."""
         need = [[i for i, p in enumerate(doc) if self._needs_parse(p)] for doc in docs]
         total = sum(len(ids) for ids in need)
-        stream = self.parse((doc[i].text for doc, ids in zip(docs, need, strict=True) for i in ids), total, n_process)
+        stream = self.parse((doc[i].text for doc, ids in zip(docs, need, strict=True) for i in ids), total)
         for doc, ids in zip(docs, need, strict=True):
             parsed = {i: next(stream) for i in ids}
-            yield self.annotate_document(doc, parsed)
-
-    # -- whole-document worker processes ------------------------------------------------------------
-    def _document_workers(self, docs: list[list[Passage]]) -> int:
-        """Worker processes for this batch: ``n_process`` when the batch is big enough and the platform
-        can fork (a forked worker shares the loaded pipeline and detector heads; nothing is reloaded)."""
-        import multiprocessing
-
-        n = self.config.n_process
-        if n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-            return 1
-        texts = sum(1 for doc in docs for p in doc if self._needs_parse(p))
-        return n if texts >= MIN_TEXTS_PER_PROCESS * n else 1
-
-    def _annotate_in_workers(self, docs: list[list[Passage]], workers: int) -> Iterator[
-        tuple[Passage, list[MentionRecord]]
-    ]:
-        """Annotate whole documents in ``workers`` forked processes, results in input order.
-
-        spaCy's own ``n_process`` parallelises only the parse; detection, arguments, chains and the
-        records then run serially in this process (a third of the time on the default pipeline), which
-        kept two cores near 240 passages/s. Forked workers run all of it for contiguous runs of documents.
-        """
-        import multiprocessing
-
-        global _FORKED
-        size = max(1, -(-len(docs) // (workers * CHUNKS_PER_WORKER)))
-        ranges = [(lo, min(lo + size, len(docs))) for lo in range(0, len(docs), size)]
-        _FORKED = (self, docs)
-        try:
-            with multiprocessing.get_context("fork").Pool(workers, initializer=_single_threaded) as pool:
-                for (lo, hi), (records, parses) in zip(ranges, pool.imap(_annotate_range, ranges), strict=True):
-                    self.parses += parses
-                    for doc, doc_records in zip(docs[lo:hi], records, strict=True):
-                        yield from zip(doc, doc_records, strict=True)
-        finally:
-            _FORKED = None
+            yield from zip(doc, self.annotate_document(doc, parsed), strict=True)
 
     def annotate_topic(self, topic: Topic) -> MentionRecord:
         """A record for a query that is not in the index: its text is a one-passage document, annotated
@@ -520,28 +472,6 @@ class Annotator:
 #: Texts per ``nlp.pipe`` batch, and the fewest texts per worker process worth starting one for.
 PIPE_BATCH = 256
 MIN_TEXTS_PER_PROCESS = 500
-#: Document ranges per worker process (several, so a worker that drew long documents does not hold the rest).
-CHUNKS_PER_WORKER = 4
-
-#: The annotator and documents a forked worker reads (set in the parent just before the fork).
-_FORKED: tuple[Annotator, list[list[Passage]]] | None = None
-
-
-def _single_threaded() -> None:
-    """Worker initializer: one torch thread per process (the learned heads), so workers do not oversubscribe."""
-    import sys
-
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
-
-
-def _annotate_range(bounds: tuple[int, int]) -> tuple[list[list[list[MentionRecord]]], int]:
-    """In a forked worker: records of documents ``lo:hi`` of the parent's batch, and the passages parsed."""
-    assert _FORKED is not None, "worker started without a forked annotator"
-    annotator, docs = _FORKED
-    before = annotator.parses
-    records = list(annotator._annotate_documents(docs[bounds[0]:bounds[1]], n_process=1))
-    return records, annotator.parses - before
 
 
 def _pipeline(model: str, detect: str, lemmas: bool = False) -> Any:

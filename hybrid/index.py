@@ -39,9 +39,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--chains", default="heuristic",
                    help="within-document chain linker: heuristic, or learned (features/coref_model.py, when installed)")
     p.add_argument("--spacy-processes", type=int, default=min(2, os.cpu_count() or 1),
-                   help="annotation worker processes (each annotates whole documents: parse, detection, chains); "
-                        "used only from 500 passages to parse per process on "
-                        "(benchmarks/results/annotate_throughput.md)")
+                   help="spaCy worker processes; used only from 500 passages to parse per process on (measured on 2 "
+                        "cores: +30-55%% passages/s with 2, benchmarks/results/annotate_throughput.md)")
     p.add_argument("--context-window", type=non_negative_int, default=0, help="+-N sentences in the context field")
     p.add_argument("--no-gold-ner", action="store_true",
                    help="with --annotation corpus: ignore annotated entities; use --ner everywhere")

@@ -69,24 +69,6 @@ def test_each_passage_is_parsed_once_in_one_pipe_stream(annotator, monkeypatch):
     assert calls[0]["n_process"] == 1  # small inputs stay in-process
 
 
-def test_worker_processes_give_the_in_process_records(monkeypatch):
-    """Whole documents annotated in forked workers (n_process=2) come back in order and identical."""
-    import features.annotate as annotate
-
-    monkeypatch.setattr(annotate, "MIN_TEXTS_PER_PROCESS", 2)
-    texts = ["Tara Reid checked into rehab on Tuesday.", "Her representative confirmed it.",
-             "An earthquake struck Yushu in 2010.", "Rescuers searched the rubble after the quake."]
-    passages = [Passage(id=f"{d}:{i}", doc_id=d, text=t, sent_id=i)
-                for d in ("a", "b", "c", "d", "e") for i, t in enumerate(texts)]
-    serial = Annotator(AnnotationConfig(n_process=1))
-    parallel = Annotator(AnnotationConfig(n_process=2))
-    assert parallel._document_workers(list(annotate.group_documents(passages))) == 2
-    one = [(p.id, [r.to_json() for r in recs]) for p, recs in serial.annotate(passages)]
-    two = [(p.id, [r.to_json() for r in recs]) for p, recs in parallel.annotate(passages)]
-    assert two == one and [pid for pid, _ in one] == [p.id for p in passages]
-    assert parallel.parses == len(passages)
-
-
 def test_auto_ignores_corpus_annotation_and_corpus_keeps_it():
     from hybrid.core.records import Mention
 
