@@ -11,8 +11,6 @@ model, checksummed) and loaded without pickle; the recipe system type ``eventcol
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,12 +20,11 @@ import numpy as np
 
 from hybrid.collect.features import DEPTH, candidates, feature_matrix, feature_names
 from hybrid.collect.rankers import RANKERS, EventScores
-from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import InputError
 from hybrid.core.records import Hit, Run
 from ltr.cv import assert_disjoint, grouped_folds
 from ltr.learners import SCORERS, Scorer, make_learner
-from ltr.model import read_payload
+from ltr.model import read_model_meta, read_payload, write_model_dir
 
 MODEL_FILE = "model.json"
 FORMAT = "hybrid-eventcoll-ltr"
@@ -94,25 +91,15 @@ class EventModel:
         files = self.scorer.payload()
         meta = {"format": FORMAT, "learner": self.learner, "params": self.params, "seed": self.seed,
                 "depth": self.depth, "rankers": list(self.rankers), "features": feature_names(self.rankers),
-                "trained_on": self.trained_on, **(extra or {}),
-                "payload": {n: hashlib.sha256(t.encode("utf-8")).hexdigest() for n, t in files.items()}}
-        with atomic_directory(path, overwrite=overwrite) as tmp:
-            for name, text in files.items():
-                (tmp / name).write_text(text, encoding="utf-8")
-            (tmp / MODEL_FILE).write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+                "trained_on": self.trained_on, **(extra or {})}
+        write_model_dir(path, MODEL_FILE, meta, files, overwrite)
         return Path(path)
 
     @classmethod
     def load(cls, path: str | Path) -> EventModel:
         path = Path(path)
-        meta_path = path / MODEL_FILE
-        if not meta_path.is_file():
-            raise InputError(path, None, f"not an event-collection model (no {MODEL_FILE}); train one with "
-                                         "`python -m hybrid.collect train`")
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(meta_path, exc.lineno, f"broken JSON: {exc.msg}") from None
+        meta_path, meta = read_model_meta(path, MODEL_FILE, f"not an event-collection model (no {MODEL_FILE}); "
+                                          "train one with `python -m hybrid.collect train`")
         if meta.get("format") != FORMAT or meta.get("learner") not in SCORERS:
             raise InputError(meta_path, None, f"not a {FORMAT} model (format {meta.get('format')!r})")
         unknown = [r for r in meta["rankers"] if r not in RANKERS]

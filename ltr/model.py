@@ -97,24 +97,14 @@ class TrainedModel:
             "featureset": self.featureset.to_json(), "fingerprint": self.fingerprint,
             "normaliser": self.normaliser.to_json(), "config": self.config, "metrics": self.metrics,
             "versions": self.versions or ltr_versions(),
-            "payload": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in files.items()},
         }
-        with atomic_directory(path, overwrite=overwrite) as tmp:
-            for name, text in files.items():
-                (tmp / name).write_text(text, encoding="utf-8")
-            (tmp / MODEL_FILE).write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+        write_model_dir(path, MODEL_FILE, meta, files, overwrite)
         return path
 
     @classmethod
     def load(cls, path: str | Path) -> TrainedModel:
         path = Path(path)
-        meta_path = path / MODEL_FILE
-        if not meta_path.is_file():
-            raise InputError(path, None, f"not an LTR model directory (no {MODEL_FILE})")
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(meta_path, exc.lineno, f"broken JSON: {exc.msg}") from None
+        meta_path, meta = read_model_meta(path, MODEL_FILE, f"not an LTR model directory (no {MODEL_FILE})")
         if meta.get("format") != FORMAT or meta.get("format_version") != FORMAT_VERSION:
             raise InputError(meta_path, None, f"unsupported model format {meta.get('format')!r} "
                                               f"version {meta.get('format_version')!r}")
@@ -157,6 +147,27 @@ def train_model(learner_name: str, params: dict[str, Any] | None, featureset: Fe
     return TrainedModel(featureset=featureset, fingerprint=featureset.fingerprint(), learner=learner_name,
                         params=learner.params, normaliser=normaliser, scorer=scorer,
                         config=dict(config or {}, seed=seed), created=_now())
+
+
+def write_model_dir(path: str | Path, meta_file: str, meta: dict, files: dict[str, str], overwrite: bool) -> None:
+    """A model directory written atomically: the learner's payload files and ``meta_file`` (``meta`` plus the
+    sha256 of every payload file under ``payload``, which :func:`read_payload` checks on load)."""
+    meta = {**meta, "payload": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in files.items()}}
+    with atomic_directory(path, overwrite=overwrite) as tmp:
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        (tmp / meta_file).write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def read_model_meta(path: Path, meta_file: str, missing: str) -> tuple[Path, dict]:
+    """``(path of meta_file, its JSON)`` of a model directory; ``missing`` is the error when there is none."""
+    meta_path = path / meta_file
+    if not meta_path.is_file():
+        raise InputError(path, None, missing)
+    try:
+        return meta_path, json.loads(meta_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(meta_path, exc.lineno, f"broken JSON: {exc.msg}") from None
 
 
 def read_payload(path: Path, meta_path: Path, payload: dict[str, str]) -> dict[str, str]:
