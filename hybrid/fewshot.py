@@ -132,6 +132,7 @@ class DenseTable:
                  encoder: Callable[[], Any] | None = None):
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self._encoder_factory, self._encoder = encoder, None
+        self._encoded: dict[tuple[str | None, int, int, str], np.ndarray] = {}  # missed examples, once each
         self.rows = np.asarray(rows)
         self.row_passage = self.rows[:, 0].astype(np.int64)
         self.row_kind = self.rows[:, 3].astype(np.int64)
@@ -188,14 +189,18 @@ class DenseTable:
             if row is not None:
                 out.append(self.vectors[row])
                 continue
-            if self._encoder_factory is None:
-                raise KeyError(f"example {topic.qid} ({topic.passage_id} {topic.start}-{topic.end}) is not a mention "
-                               "of the dense index, and no encoder is known to encode it")
-            if self._encoder is None:
-                self._encoder = self._encoder_factory()
-            from features.encoder import Unit  # deferred: importing it loads torch
+            key = (topic.passage_id, topic.start, topic.end, topic.text)
+            if key not in self._encoded:
+                if self._encoder_factory is None:
+                    raise KeyError(f"example {topic.qid} ({topic.passage_id} {topic.start}-{topic.end}) is not a "
+                                   "mention of the dense index, and no encoder is known to encode it")
+                if self._encoder is None:
+                    self._encoder = self._encoder_factory()
+                from features.encoder import Unit  # deferred: importing it loads torch
 
-            out.append(self._encoder.encode_units([Unit(topic.text, [(topic.start, topic.end)])], "passage")[0])
+                unit = Unit(topic.text, [(topic.start, topic.end)])
+                self._encoded[key] = self._encoder.encode_units([unit], "passage")[0]
+            out.append(self._encoded[key])
         return np.ascontiguousarray(np.stack(out), dtype=np.float32)
 
     def allowed_rows(self, kind: str | None) -> np.ndarray:

@@ -145,6 +145,7 @@ def test_examples_the_annotation_missed_are_encoded_like_indexed_mentions():
     got = table.example_vectors([indexed, missed])
     assert got.tolist() == [[1.0, 0.0], [0.0, 1.0]]
     assert calls == [("Tara entered", [(5, 12)], "passage")]
+    assert table.example_vectors([missed]).tolist() == [[0.0, 1.0]] and len(calls) == 1  # encoded once
     with pytest.raises(KeyError, match="not a mention"):
         hand_table().example_vectors([missed])
 
