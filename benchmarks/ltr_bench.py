@@ -127,6 +127,7 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     from hybrid.core.formats.qrels import read_qrels
     from hybrid.core.formats.topics import read_topics
+    from hybrid.core.provenance import file_digest
     from hybrid.retrieval.sparse import PassageBM25
     from indexes.sparse_index import SparseIndex
     from ltr.ablation import ablate, format_ablation
@@ -134,7 +135,7 @@ def main(argv=None) -> int:
     from ltr.importance import format_importance, group_totals, importance, plot_importance
     from ltr.metrics import relevant_counts
     from ltr.model import ltr_versions, train_model
-    from ltr.pipeline import LtrReranker, file_digest, load_or_extract
+    from ltr.pipeline import LtrReranker, load_or_extract
     from ltr.resources import IndexResources
 
     cache, data = Path(args.cache), Path(args.data)
@@ -154,8 +155,9 @@ def main(argv=None) -> int:
     for split, tlist in (("train", topics["train"]), ("dev", dev_topics)):
         run, run_path, spans_path, secs = first_stage(index, tlist, split, cache)
         runs[split] = run
-        keys[split] = {"index": str(Path(args.index).resolve()), "run": file_digest(run_path),
-                       "spans": file_digest(spans_path), "topics": file_digest(data / f"queries.{split}.jsonl")}
+        keys[split] = {"index": str(Path(args.index).resolve()), "run": file_digest(run_path, missing_ok=False),
+                       "spans": file_digest(spans_path, missing_ok=False),
+                       "topics": file_digest(data / f"queries.{split}.jsonl", missing_ok=False)}
         if secs:
             notes.append(f"multifield first stage, {split}: {len(tlist) / secs:.1f} queries/s")
     bm25 = PassageBM25(index, "sentence", k=100)

@@ -46,7 +46,7 @@ from tqdm import tqdm
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
-from hybrid.core.provenance import file_sha256, versions
+from hybrid.core.provenance import file_sha256, produced_by
 from hybrid.core.records import Topic
 
 log = logging.getLogger(__name__)
@@ -308,7 +308,7 @@ class BiEncoder:
             self.passage_model.save_pretrained(folder / "passage", safe_serialization=True)
             self.query_model.config.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
-        meta = {"encoder": asdict(self.config), "base": self.source, "versions": versions(), **(extra or {}),
+        meta = {"encoder": asdict(self.config), "base": self.source, **produced_by(), **(extra or {}),
                 "fingerprint": fingerprint_dir(folder, self.config)}  # checked by load() before the weights are read
         (folder / ENCODER_CONFIG).write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
 

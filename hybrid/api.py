@@ -30,7 +30,7 @@ from typing import Any
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, read_spans, sorted_hits, write_run_set
 from hybrid.core.formats.topics import read_topics
-from hybrid.core.provenance import code_version
+from hybrid.core.provenance import produced_by
 from hybrid.core.records import Hit, Topic
 from hybrid.recipes import Context, RecipeSource, build_system, bundled_recipes, load_recipe
 from hybrid.retrieval.base import Stage
@@ -116,7 +116,7 @@ class Run(dict):
     def write(self, path: str | Path, spans: str | Path | None = None, tag: str | None = None,
               meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Publish the run (+ spans JSONL) and its ``.meta.json`` like the CLIs do; returns the meta."""
-        record = {"model": self.name, "queries": len(self), "written_by": "hybrid.api", "code": code_version()}
+        record = {"model": self.name, "queries": len(self), "written_by": "hybrid.api", **produced_by()}
         record.update(meta or {})
         return write_run_set(self, path, tag=tag or (self.name or "hybrid").replace(" ", "_"), meta=record,
                              spans_path=spans)

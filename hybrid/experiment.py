@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from hybrid.api import open_index
 from hybrid.cli_common import make_parser, positive_int, run_cli
 from hybrid.collect.events import read_event_topics
 from hybrid.core.atomic import atomic_write
@@ -29,13 +30,12 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
-from hybrid.core.provenance import code_version, inputs, versions
+from hybrid.core.provenance import inputs, produced_by
 from hybrid.core.records import Run, Topic
 from hybrid.evaluation.measures import parse_measures, per_query
 from hybrid.evaluation.significance import holm, paired_test
 from hybrid.recipes import Context, load_recipe, topics_kind
-from hybrid.sample import sample_index, sample_paths
-from indexes.sparse_index import SparseIndex
+from hybrid.sample import sample_paths
 
 DEFAULT_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
 
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         raise ConfigError(None, None, f"baseline {baseline!r} is not one of the recipes {names}")
     if qrels_path == "sample":
         qrels_path = sample_paths().qrels
-    index = SparseIndex(sample_index(progress=False) if args.index in (None, "sample") else args.index)
+    index = open_index(args.index or "sample", progress=False)
     kinds = {topics_kind(r) for r in recipes}
     if len(kinds) > 1:
         raise ConfigError(None, None, "event-collection recipes (documents for event queries) and mention recipes "
@@ -174,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         write_run_set(runs[recipe.name], out / f"{recipe.name}.trec", tag=recipe.name, meta={
             "queries": len(topics), "seconds": round(seconds[recipe.name], 2), "model": recipe.name,
             "recipe": {"name": recipe.name, "file": str(recipe.source.path), "system": recipe.system},
-            "index": str(index.path), "hits": args.hits, "argv": command, "code": code_version(),
-            "inputs": inputs(topics_path, index.path, qrels=qrels_path), "versions": versions()})
+            "index": str(index.path), "hits": args.hits, "argv": command, **produced_by(),
+            "inputs": inputs(topics_path, index.path, qrels=qrels_path)})
     compared = compare(runs, qrels, groups, baseline, measures)
     with atomic_write(out / "per_query.tsv") as handle:
         handle.write("system\tqid\tkind\tmeasure\tvalue\n")

@@ -45,7 +45,7 @@ from hybrid.core.formats.topics import read_topics
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from indexes.faiss_index import DenseIndex
-from indexes.sparse_index import SparseIndex
+from indexes.shards import open_one_index
 
 VARIANTS = ("bm25", "multifield", "dense-adhoc", "dense-tuned")
 
@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)  # tiny per-query models: one thread is several times faster on a shared CPU
     if any(v.startswith("dense") for v in args.variants) and not args.dense:
         raise ConfigError(None, None, "the dense variants need --dense DIR (or leave them out with --variants)")
-    index = SparseIndex(args.index)
+    index = open_one_index(args.index, "python -m hybrid.fewshot")
     topics = [t for t in read_topics(args.topics, resolve=index.passage_text) if t.kind in args.kinds]
     if not any("cluster" in t.meta for t in topics):
         raise ConfigError(args.topics, None, "few-shot queries need a 'cluster' label per topic")

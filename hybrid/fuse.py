@@ -33,7 +33,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import iter_lines, parse_json_object, require
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, read_run_meta, sha256_file, write_run_set
-from hybrid.core.provenance import code_version
+from hybrid.core.provenance import produced_by
 from hybrid.core.records import Run
 
 NO_SPANS = "-"
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         "model": f"fused-{args.method}", "queries": len(fused), "fusion": options, "tuning": tuning,
         "inputs": [{"run": path, "run_sha256": sha256_file(path), "spans": s,
                     "spans_sha256": sha256_file(s) if s else None} for path, s in zip(args.runs, spans, strict=True)],
-        "argv": sys.argv[1:] if argv is None else argv, "code": code_version(),
+        "argv": sys.argv[1:] if argv is None else argv, **produced_by(),
     }
     if tuning is None:
         del meta["tuning"]

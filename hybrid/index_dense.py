@@ -24,7 +24,7 @@ from pathlib import Path
 
 from hybrid.cli_common import make_parser, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
-from indexes.sparse_index import SparseIndex
+from indexes.shards import open_one_index
 
 
 def parser() -> argparse.ArgumentParser:
@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     from features.encoder import BiEncoder  # deferred: importing it loads numpy, torch
     from indexes.faiss_index import DENSE_DIR, build_dense_index  # deferred: importing it loads numpy
 
-    index = SparseIndex(args.index)
+    index = open_one_index(args.index, "python -m hybrid.index_dense (a sharded index builds its dense parts "
+                                       "with python -m hybrid.index --shards N --dense-encoder ENC)")
     encoder = BiEncoder.load(args.encoder, device=args.device)
     overrides = {k: v for k, v in (("pooling", args.pooling), ("context_weight", args.context_weight)) if v is not None}
     if overrides:

@@ -49,7 +49,8 @@ from hybrid.core.errors import ConfigError, InputError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
-from indexes.sparse_index import SparseIndex
+from hybrid.core.provenance import file_digest, produced_by
+from indexes.shards import open_one_index
 
 log = logging.getLogger("hybrid.ltr")
 DEFAULT_FEATURESET = Path(__file__).resolve().parent.parent / "ltr" / "configs" / "default.toml"
@@ -172,10 +173,8 @@ class Inputs:
             log.warning("%d topics have no hits in %s (e.g. %s)", len(missing), self.paths["run"], missing[:3])
 
     def key(self, index_path: Path) -> dict:
-        from ltr.pipeline import file_digest  # deferred: importing it loads numpy
-
-        return {"index": str(Path(index_path).resolve()), **{k: file_digest(v) for k, v in self.paths.items()
-                                                             if k != "qrels"}}
+        return {"index": str(Path(index_path).resolve()),
+                **{k: file_digest(v, missing_ok=False) for k, v in self.paths.items() if k != "qrels"}}
 
     def matrix(self, args: argparse.Namespace, resources, names: list[str], options: dict | None = None):
         from ltr.pipeline import load_or_extract  # deferred: importing it loads numpy
@@ -212,7 +211,7 @@ def _open(args: argparse.Namespace):
 
     if args.depth < 1:
         raise InputError(None, None, "--depth must be >= 1")
-    index = SparseIndex(args.index)
+    index = open_one_index(args.index, "python -m hybrid.ltr")
     return index, IndexResources(index)
 
 
@@ -301,12 +300,12 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     run = reranker.rerank(inputs.topics, inputs.run)
     elapsed = time.perf_counter() - started
-    from ltr.model import ltr_versions  # deferred: importing it loads numpy
+    from ltr.model import LEARNER_PACKAGES  # deferred: importing it loads numpy
 
     meta = {"run": args.output, "queries": len(inputs.topics), "seconds": round(elapsed, 2),
             "ms_per_query": round(1000 * elapsed / max(len(inputs.topics), 1), 2), **reranker.timing,
             "model": args.model, "learner": model.learner, "featureset": model.featureset.name,
-            "fingerprint": model.fingerprint, "argv": sys.argv[1:], "versions": ltr_versions()}
+            "fingerprint": model.fingerprint, "argv": sys.argv[1:], **produced_by(LEARNER_PACKAGES)}
     write_run_set(run, args.output, tag=args.tag or reranker.name, spans_path=args.output_spans, meta=meta)
     print(json.dumps({k: meta[k] for k in ("run", "queries", "seconds", "ms_per_query")}), file=sys.stderr)
     if args.qrels_path:

@@ -36,9 +36,9 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, write_run_set
 from hybrid.core.formats.topics import read_topics
-from hybrid.core.provenance import versions
+from hybrid.core.provenance import produced_by
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
-from indexes.sparse_index import SparseIndex
+from indexes.shards import open_one_index
 
 RETRIEVERS = ("multifield", "bm25")
 
@@ -122,7 +122,7 @@ def build_pool(args: argparse.Namespace) -> None:
     if missing:
         raise InputError(args.pool, None, f"pool does not exist; building it needs --{' --'.join(missing)}")
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
-    index = SparseIndex(args.index)
+    index = open_one_index(args.index, "python -m hybrid.reader")
     retriever = MultiFieldBM25(index) if args.retriever == "multifield" else PassageBM25(index)
     corpus = read_labelled_corpus(args.corpus, splits)
     started = time.time()
@@ -131,9 +131,9 @@ def build_pool(args: argparse.Namespace) -> None:
     meta = {"corpus": args.corpus, "queries": args.queries, "splits": splits, "index": args.index,
             "retriever": retriever.name, "depth": args.depth, "queries_kept": len(pool),
             "positives": sum(len(q.positives) for q in pool), "negatives": sum(len(q.negatives) for q in pool),
-            "seconds": round(time.time() - started, 1), "versions": versions()}
+            "seconds": round(time.time() - started, 1), **produced_by()}
     write_pool(pool, args.pool, meta)
-    print(json.dumps({k: v for k, v in meta.items() if k != "versions"}), file=sys.stderr)
+    print(json.dumps({k: v for k, v in meta.items() if k not in ("versions", "code")}), file=sys.stderr)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -174,7 +174,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
         from ltr.reader.interpolate import KindWeights, interpolate  # deferred: importing it loads ir_measures, numpy
 
         weights = KindWeights.parse(args.interpolate)
-    index = SparseIndex(args.index)
+    index = open_one_index(args.index, "python -m hybrid.reader")
     topics = read_topics(args.topics, resolve=index.passage_text)
     run = read_run(args.run)
     unknown = sorted(set(run) - {t.qid for t in topics})
@@ -197,7 +197,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
             "interpolate": None if weights is None else str(weights)}
     write_run_set(reranked, args.output, tag=args.tag, spans_path=args.spans, spans_writer=write_spans,
                   meta=dict(meta, config=vars(args), reader=reader.meta.get("training", {}).get("config"),
-                            versions=versions()))
+                            **produced_by()))
     print(json.dumps(meta), file=sys.stderr)
     if args.qrels:
         from hybrid.eval import format_table  # deferred: importing it loads ir_measures

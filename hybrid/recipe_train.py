@@ -31,7 +31,7 @@ from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
 from hybrid.recipes import Context, load_recipe
 from hybrid.recipes.builders import artifact_path, build_named, build_reranker, featureset_path, reranker_specs
-from indexes.sparse_index import SparseIndex
+from indexes.shards import open_one_index
 from ltr.featureset import load_featureset
 from ltr.model import ltr_versions, train_model
 from ltr.pipeline import extract_matrix
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     recipe = load_recipe(args.recipe)
-    index = SparseIndex(args.index)
+    index = open_one_index(args.index, "python -m hybrid.recipe_train")
     topics = read_topics(args.topics, resolve=index.passage_text)
     qrels = read_qrels(args.qrels)
     context = Context(index=index, hits=args.hits, threads=args.threads, artifacts=args.artifacts)

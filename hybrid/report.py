@@ -32,7 +32,6 @@ from hybrid.core.formats.runs import read_run_meta
 from hybrid.core.formats.runs import read_spans as read_span_rows
 from hybrid.core.records import Run, Topic
 from hybrid.evaluation.measures import per_query
-from indexes.sparse_index import SparseIndex
 
 CSS = """
 body{font-family:DejaVu Sans,Arial,sans-serif;margin:2em;color:#222;max-width:1100px}
@@ -234,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     read_run_meta(args.run, args.spans)  # a meta or spans file that does not belong to the run is an error
     if args.baseline:
         read_run_meta(args.baseline)
-    index = open_index(args.index, progress=False) if args.index == "sample" else SparseIndex(args.index)
+    index = open_index(args.index, progress=False)
     topics = read_topics(sample_path("topics", args.topics), resolve=index.passage_text)
     run = read_run(args.run)
     spans = read_spans(args.spans) if args.spans else None

@@ -27,45 +27,93 @@ import json
 import logging
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hybrid.cli_common import (
     check_outputs,
     make_parser,
-    non_negative_float,
-    non_negative_int,
     output_file,
     positive_int,
     run_cli,
     run_tag,
-    unit_float,
 )
 from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import SkipReport
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
-from hybrid.core.params import BM25_B, BM25_K1
-from hybrid.core.provenance import code_version, inputs, search_options, versions
-from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
-from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS, MultiFieldBM25, PassageBM25
+from hybrid.core.params import Param
+from hybrid.core.provenance import inputs, produced_by, search_options
+from hybrid.recipes import BUILDERS, Context, build_system, load_recipe
+from hybrid.recipes.registry import CommandLineSource
+from hybrid.retrieval.base import Stage
 from hybrid.sample import sample_index, sample_paths
 from indexes.sparse_index import SparseIndex
 
 log = logging.getLogger("hybrid.search")
 MODELS = ("bm25", "multifield", "bm25f", "dense", "fused")
 COMPONENTS = ("bm25", "multifield", "bm25f", "dense")  # what --fuse may combine
+NET_MODELS = "multifield/bm25f/dense/fused"
+
+
+@dataclass(frozen=True)
+class SystemOption:
+    """A command-line option that sets one parameter of a recipe system type: its type, default and help come
+    from the builder's :class:`~hybrid.core.params.Param` (declared once, in :mod:`hybrid.recipes.builders`)."""
+
+    flag: str
+    system_type: str
+    param: str
+    models: str  # which --model values it applies to (the help text's prefix)
+    default: Any = None  # the command's own default where it differs from the parameter's (said in --help)
+
+    @property
+    def spec(self) -> Param:
+        return BUILDERS[self.system_type].params[self.param]
+
+    @property
+    def dest(self) -> str:
+        return self.flag[2:].replace("-", "_")
+
+    def value(self, args: argparse.Namespace) -> Any:
+        return getattr(args, self.dest)
+
+
+SYSTEM_OPTIONS = (
+    SystemOption("--query", "bm25", "formulation", "bm25"),
+    SystemOption("--weights", "multifield", "weights", "multifield"),
+    SystemOption("--passage-weight", "safety-net", "passage_weight", NET_MODELS),
+    SystemOption("--doc-weight", "safety-net", "doc_weight", NET_MODELS),
+    SystemOption("--expand-docs", "safety-net", "expand_docs", NET_MODELS),
+    SystemOption("--net-depth", "safety-net", "depth", NET_MODELS),
+    SystemOption("--bm25f-fields", "bm25f", "fields", "bm25f"),
+    SystemOption("--bm25f-query", "bm25f", "query", "bm25f"),
+    SystemOption("--encoder", "dense", "encoder", "dense/fused"),
+    SystemOption("--dense-passage-weight", "dense", "passage_weight", "dense/fused"),
+    SystemOption("--dense-combine", "dense", "combine", "dense/fused"),
+    SystemOption("--fusion", "fuse", "method", "fused", default="combsum"),
+    SystemOption("--norm", "fuse", "normalisation", "fused"),
+    SystemOption("--fusion-weights", "fuse", "weights", "fused"),
+    SystemOption("--depth", "fuse", "depth", "fused"),
+    SystemOption("--k1", "bm25", "k1", "bm25/multifield/bm25f and the safety net"),
+    SystemOption("--b", "bm25", "b", "bm25/multifield/bm25f and the safety net"),
+    SystemOption("--batch-size", "multifield", "batch_size", "multifield"),
+)
+#: Which option to name when a system parameter is refused.
+OPTION_OF = {(option.system_type, option.param): option.flag for option in SYSTEM_OPTIONS} | {
+    (kind, "k1"): "--k1" for kind in ("multifield", "bm25f", "safety-net")} | {
+    (kind, "b"): "--b" for kind in ("multifield", "bm25f", "safety-net")} | {
+    (kind, "same_kind"): "--any-kind" for kind in ("multifield", "bm25f", "dense")} | {
+    ("dense", "index"): "--dense-index", ("fuse", "recipes"): "--fuse", ("safety-net", "base"): "--model"}
 
 
 def parser() -> argparse.ArgumentParser:
     from hybrid.fusion.fuse import METHODS as FUSION_METHODS  # deferred: importing it loads ir_measures
     from hybrid.fusion.normalize import NORMALISATIONS  # deferred: importing it loads ir_measures
 
-    # deferred: importing it loads numpy
-    # deferred: importing it loads numpy
-    # deferred: importing it loads numpy
-    from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, PASSAGE_WEIGHT
-
+    choices = {"--fusion": FUSION_METHODS, "--norm": tuple(NORMALISATIONS)}
     p = make_parser("python -m hybrid.search", __doc__, epilog=True)
     p.add_argument("--topics", required=True,
                    help="topics TSV/JSONL, or 'sample' for the bundled ECB+ sample topics")
@@ -75,56 +123,30 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output", type=output_file,
                    help="TREC run to write (default: sample.<model>.trec with its spans in sample.<model>.spans.jsonl "
                         "for --topics sample, else run.<model>.trec)")
-    p.add_argument("--model", choices=MODELS, default="multifield")
-    p.add_argument("--query", choices=QUERY_FORMULATIONS, default="sentence",
-                   help="query formulation for --model bm25")
-    p.add_argument("--weights", default=DEFAULT_CLAUSES,
-                   help="multifield clauses source[:field]=weight, comma separated (sources: mention chain ner "
-                        "context sentence trigrams acronym type; fields: mention ner context coref trigrams "
-                        "acronym type)")
-    p.add_argument("--passage-weight", type=unit_float, default=PASSAGE_WEIGHT,
-                   help="multifield/bm25f/dense/fused: weight of plain passage BM25 fused with the mention-level run "
-                        "(the recall safety net for passages whose mention was not detected; 0 = off)")
-    p.add_argument("--doc-weight", type=non_negative_float, default=DOC_WEIGHT,
-                   help="multifield/bm25f/dense/fused: weight of the TF-IDF cosine between the query's and the "
-                        "candidate's documents (0 = off)")
-    p.add_argument("--expand-docs", type=non_negative_int, default=EXPAND_DOCS,
-                   help="multifield/bm25f/dense/fused: also consider every passage of the N documents most similar "
-                        "to the query's document")
+    p.add_argument("--model", choices=MODELS, default="multifield",
+                   help="the system: a mention-level model (with the raw-text safety net unless --no-safety-net) or "
+                        "plain BM25")
+    p.add_argument("--recipe", help="run a recipe instead of --model: a bundled recipe's name (python -m "
+                                    "hybrid.recipes lists them) or a recipe TOML file")
+    p.add_argument("--artifacts", help="--recipe: where the recipe's artifact paths resolve (default: "
+                                       "$HYBRID_ARTIFACTS)")
     p.add_argument("--no-safety-net", action="store_true",
-                   help="the mention-level model alone: no passage BM25, no document context (the three above at 0)")
-    p.add_argument("--net-depth", type=positive_int, default=DEPTH,
-                   help="hits the mention-level run and passage BM25 each fetch before the safety net combines them")
+                   help="the mention-level model alone: no passage BM25, no document context")
     p.add_argument("--any-kind", action="store_true",
                    help="multifield/bm25f/dense: do not restrict candidates to the query's kind")
-    p.add_argument("--bm25f-fields", default=DEFAULT_BM25F_FIELDS, help="bm25f: field=weight, comma separated")
-    p.add_argument("--bm25f-query", default=DEFAULT_BM25F_QUERY,
-                   help="bm25f: a query formulation, or query sources joined by '+' (mention+chain+ner)")
     p.add_argument("--dense-index", help="dense/fused: FAISS index directory (default: <index>/dense; a sharded "
                                          "index uses its shards' dense parts)")
-    p.add_argument("--encoder", help="dense/fused: query encoder (default: the one the dense index records)")
-    p.add_argument("--dense-passage-weight", type=non_negative_float, default=None,
-                   help="dense/fused: a passage scores best mention + W * cosine of the unmarked query sentence "
-                        "and its passage vector (or the max of the two, --dense-combine max), where the dense index "
-                        "has passage vectors (default: hybrid.retrieval.dense.PASSAGE_WEIGHT; 0 = mention vectors "
-                        "only)")
-    p.add_argument("--dense-combine", choices=("sum", "max"), default=None,
-                   help="dense/fused: how the mention and passage-vector scores combine (default: sum)")
     p.add_argument("--device", help="dense/fused: torch device (default: cuda when available, else cpu)")
     p.add_argument("--fuse", default="multifield,dense",
                    help=f"fused: the models to fuse, comma separated, from {', '.join(COMPONENTS)}")
-    p.add_argument("--fusion", choices=FUSION_METHODS, default="combsum", help="fused: fusion method")
-    p.add_argument("--norm", choices=NORMALISATIONS, default="minmax",
-                   help="fused: score normalisation of combsum/combmnz")
-    p.add_argument("--fusion-weights", default="",
-                   help="fused: one weight per --fuse model, e.g. '0.6,0.4', optionally per kind: "
-                        "'event=0.55,0.45;entity=0.6,0.4' (default: equal weights; see BENCHMARKS.md)")
-    p.add_argument("--depth", type=positive_int, help="fused: hits each component fetches (default: --hits)")
+    for option in SYSTEM_OPTIONS:
+        spec = option.spec
+        default = option.default if option.default is not None else spec.default
+        differs = f" (a recipe's default: {spec.default})" if option.default is not None else ""
+        p.add_argument(option.flag, type=spec.argparse_type(), default=default,
+                       choices=choices.get(option.flag, spec.choices), help=f"{option.models}: {spec.desc}{differs}")
     p.add_argument("--hits", type=positive_int, default=100, help="passages per query")
-    p.add_argument("--k1", type=non_negative_float, default=BM25_K1, help="BM25 term saturation")
-    p.add_argument("--b", type=unit_float, default=BM25_B, help="BM25 length normalisation")
     p.add_argument("--threads", type=positive_int, default=1, help="search threads")
-    p.add_argument("--batch-size", type=positive_int, default=256, help="topics handed to the Java searcher at once")
     p.add_argument("--tag", type=run_tag, help="run tag (default: the model name)")
     p.add_argument("--spans", type=output_file, help="also write a JSONL of the best mention span per hit")
     p.add_argument("--qrels", help="evaluate the run against these qrels after writing it")
@@ -133,75 +155,90 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def build_retriever(args: argparse.Namespace, index, model: str | None = None):
-    """The retriever of ``--model`` (or of one fused component), already adapted to a sharded index."""
-    from hybrid.scale.sharded_search import shard_retriever  # deferred: importing it loads numpy, torch
-
+def model_system(args: argparse.Namespace, index, model: str | None = None) -> dict[str, Any]:
+    """The recipe ``[system]`` table of ``--model`` (or of one fused component) from the command line."""
     model = model or args.model
-    if model == "fused":
-        return build_fused(args, index)
-    if model == "dense":
-        return build_dense(args, index)
+    same_kind = not args.any_kind
+    if model == "bm25":
+        return {"type": "bm25", "formulation": args.query, "k1": args.k1, "b": args.b}
+    if model == "multifield":
+        return {"type": "multifield", "weights": args.weights, "same_kind": same_kind, "k1": args.k1, "b": args.b,
+                "batch_size": args.batch_size}
     if model == "bm25f":
-        retriever = BM25F(index, args.bm25f_fields, same_kind=not args.any_kind, k=args.hits, query=args.bm25f_query,
-                          k1=args.k1, b=args.b, threads=args.threads, progress=not args.quiet)
-    elif model == "bm25":
-        retriever = PassageBM25(index, args.query, k1=args.k1, b=args.b, threads=args.threads, k=args.hits,
-                                progress=not args.quiet)
-    else:
-        retriever = MultiFieldBM25(index, args.weights, same_kind=not args.any_kind, k1=args.k1, b=args.b,
-                                   k=args.hits, progress=not args.quiet, threads=args.threads,
-                                   batch_size=args.batch_size)
-    return shard_retriever(retriever, index)
+        return {"type": "bm25f", "fields": args.bm25f_fields, "query": args.bm25f_query, "same_kind": same_kind,
+                "k1": args.k1, "b": args.b}
+    if model == "dense":
+        system = {"type": "dense", "same_kind": same_kind, "passage_weight": args.dense_passage_weight,
+                  "combine": args.dense_combine}
+        if args.encoder:
+            system["encoder"] = args.encoder
+        path = dense_index_path(args, index)
+        if path is not None:
+            system["index"] = str(path)
+        return system
+    names = fused_names(args)
+    system = {"type": "fuse", "recipes": [dict(model_system(args, index, name), name=name) for name in names],
+              "method": args.fusion, "normalisation": args.norm, "weights": args.fusion_weights}
+    if args.depth is not None:
+        system["depth"] = args.depth
+    if args.fusion != "rrf":
+        system["name"] = f"{args.fusion}-{args.norm}({'+'.join(names)})"
+    return system
 
 
-def with_safety_net(args: argparse.Namespace, index, retriever):
-    """Mention-level models get passage-level BM25 and document context (hybrid.retrieval.doc_context)."""
-    from hybrid.retrieval.doc_context import SafetyNet  # deferred: importing it loads numpy
-
+def search_system(args: argparse.Namespace, index) -> dict[str, Any]:
+    """``--model``'s table, wrapped in the raw-text safety net unless the model is bm25 or the net is off."""
+    system = model_system(args, index)
     if args.model == "bm25" or args.no_safety_net or (
             args.passage_weight == 0 and args.doc_weight == 0 and args.expand_docs == 0):
-        return retriever
-    return SafetyNet(retriever, index, passage_weight=args.passage_weight, doc_weight=args.doc_weight,
-                     expand_docs=args.expand_docs, depth=args.net_depth, k=args.hits, k1=args.k1, b=args.b,
-                     threads=args.threads)
+        return system
+    return {"type": "safety-net", "base": system, "passage_weight": args.passage_weight,
+            "doc_weight": args.doc_weight, "expand_docs": args.expand_docs, "depth": args.net_depth, "k1": args.k1,
+            "b": args.b}
 
 
-def build_dense(args: argparse.Namespace, index):
-    """DenseRetriever over --dense-index (or ``<index>/dense``); on a sharded index, over its shards' parts."""
-    from hybrid.retrieval.dense import DenseRetriever  # deferred: importing it loads numpy, torch
-    from hybrid.scale.sharded_search import ShardedDense, ShardedIndex  # deferred: importing it loads numpy, torch
+def dense_index_path(args: argparse.Namespace, index) -> Path | None:
+    """--dense-index, or ``<index>/dense``; None on a sharded index without --dense-index (its shards' parts)."""
+    from hybrid.scale.sharded_search import ShardedIndex  # deferred: importing it loads numpy, torch
 
-    options = {"same_kind": not args.any_kind, "k": args.hits, "progress": not args.quiet, "device": args.device}
     if isinstance(index, ShardedIndex) and not args.dense_index:
-        return ShardedDense(index, encoder=args.encoder, **options)
+        return None
     path = Path(args.dense_index) if args.dense_index else Path(index.path) / "dense"
     if not path.is_dir():
         raise InputError(path, None, "no dense index here: give --dense-index (built by python -m hybrid.index_dense)")
-    if args.dense_passage_weight is not None:
-        options["passage_weight"] = args.dense_passage_weight
-    if args.dense_combine is not None:
-        options["combine"] = args.dense_combine
-    return DenseRetriever(path, args.encoder, **options)
+    return path
 
 
-def build_fused(args: argparse.Namespace, index):
-    """Fuse of the --fuse models with --fusion/--norm/--fusion-weights; components fetch --depth hits."""
-    from hybrid.fusion import Fuse, parse_fusion_weights  # deferred: importing it loads ir_measures
-
+def fused_names(args: argparse.Namespace) -> list[str]:
     names = [n.strip() for n in args.fuse.split(",") if n.strip()]
     unknown = [n for n in names if n not in COMPONENTS]
     if unknown or len(names) < 2:
         raise InputError(None, None, f"--fuse needs two or more of {', '.join(COMPONENTS)}, got {args.fuse!r}")
     if len(set(names)) != len(names):
         raise InputError(None, None, f"--fuse names a model twice: {args.fuse!r}")
-    default, by_kind = parse_fusion_weights(args.fusion_weights, len(names))
-    components = [build_retriever(args, index, name) for name in names]
-    for component, name in zip(components, names, strict=True):
-        component.name = name
-    return Fuse(components, method=args.fusion, weights=default, normalisation=args.norm, k=args.hits,
-                depth=args.depth, weights_by_kind=by_kind,
-                name=f"{args.fusion}-{args.norm}({'+'.join(names)})" if args.fusion != "rrf" else None)
+    return names
+
+
+def build_system_of(args: argparse.Namespace, index) -> Stage:
+    """The stage the command runs, built through the recipe registry: ``--recipe``, or ``--model`` as a system
+    table (the same builders, parameters and sharding rules as every recipe)."""
+    context = Context(index=index, hits=args.hits, threads=args.threads, progress=not args.quiet,
+                      device=args.device, artifacts=Path(args.artifacts) if args.artifacts else None)
+    if args.recipe:
+        return load_recipe(args.recipe).build(context)
+    context.plain_paths = True
+    return build_system(search_system(args, index), context, CommandLineSource(None, "", OPTION_OF))
+
+
+def check_recipe_options(args: argparse.Namespace, defaults: argparse.Namespace) -> None:
+    """With --recipe the recipe sets the system: a --model option given beside it would be silently ignored."""
+    if not args.recipe:
+        return
+    given = [f"--{name.replace('_', '-')}" for name in (*[o.dest for o in SYSTEM_OPTIONS], "model", "no_safety_net",
+                                                         "any_kind", "dense_index", "fuse", "encoder")
+             if getattr(args, name) != getattr(defaults, name)]
+    if given:
+        raise InputError(None, None, f"{given[0]} sets a --model option; with --recipe the recipe sets the system")
 
 
 def component_path(output: str, name: str, suffix: str = ".trec") -> str:
@@ -237,6 +274,9 @@ def default_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    check_recipe_options(args, parser().parse_args(["--topics", args.topics]))
+    if args.recipe:
+        args.model = args.recipe if not Path(args.recipe).suffix else Path(args.recipe).stem
     if args.depth is not None and args.depth < args.hits:
         raise InputError(None, None, "--depth must be >= --hits")
     from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
@@ -253,18 +293,18 @@ def main(argv: list[str] | None = None) -> int:
     topics = read_topics(topics_path, resolve=index.passage_text, skip_bad=skipped)
     if skipped:
         print(skipped.summary(), file=sys.stderr)
-    retriever = with_safety_net(args, index, build_retriever(args, index))
+    retriever = build_system_of(args, index)
     started = time.time()
     run = retriever.search(topics, args.hits)
     elapsed = time.time() - started
-    components = getattr(retriever, "component_runs", {}) if args.model == "fused" else {}
+    components = getattr(retriever, "component_runs", {}) if args.model == "fused" and not args.recipe else {}
     meta = {
         "run": output, "queries": len(topics), "seconds": round(elapsed, 2),
         "queries_per_second": round(len(topics) / elapsed, 1) if elapsed > 0 else None,
         "model": args.model, "index": str(index.path), "argv": sys.argv[1:] if argv is None else argv,
     }
     provenance = {"config": search_options(args), "inputs": inputs(topics_path, index.path, qrels=qrels_path),
-                  "code": code_version(), "index_metadata": index.metadata.get("config"), "versions": versions()}
+                  "index_metadata": index.metadata.get("config"), **produced_by()}
     for name, component in components.items():
         spans = component_path(output, name, ".spans.jsonl") if args.spans else None
         if spans:

@@ -22,7 +22,7 @@ from hybrid.cli_common import make_parser, non_negative_float, positive_int, run
 from hybrid.core.errors import InputError
 from hybrid.core.formats.topics import read_topics
 from hybrid.dense.data import TrainingSet, build_training_set, summarize
-from indexes.sparse_index import SparseIndex
+from indexes.shards import open_one_index
 
 
 def parser() -> argparse.ArgumentParser:
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.pairs and Path(args.pairs).is_file():
         data = TrainingSet.load(args.pairs)
     else:
-        index = SparseIndex(args.index)
+        index = open_one_index(args.index, "python -m hybrid.train_dense")
         topics = read_topics(args.topics, resolve=index.passage_text)
         data = build_training_set(index, args.corpus, topics, split=args.split or None, negatives=args.negatives,
                                   top=args.top, seed=args.seed, progress=progress)

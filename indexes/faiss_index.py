@@ -44,7 +44,7 @@ from tqdm import tqdm
 
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
-from hybrid.core.provenance import versions
+from hybrid.core.provenance import produced_by
 from hybrid.core.records import KIND_CODES, KIND_NAMES
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
             "passages_per_second": round(len(passages) / encode_seconds, 2) if encode_seconds else None,
             "batch_size": batch_size,
             "device": encoder.device,
-            "versions": versions(),
+            **produced_by(),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "build_seconds": round(time.time() - started, 2),
         }

@@ -32,7 +32,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import SkipReport
 from hybrid.core.jvm import start_jvm
-from hybrid.core.provenance import METADATA, file_sha256, versions
+from hybrid.core.provenance import METADATA, file_sha256, produced_by
 from hybrid.core.records import Passage
 
 log = logging.getLogger(__name__)
@@ -182,7 +182,7 @@ def build_index(
             "counts": counts,
             "max_doc_passages": max(doc_sizes.values()),
             "fields": list(MENTION_INDEX_FIELDS),
-            "versions": versions(),
+            **produced_by(),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "build_seconds": round(time.time() - started, 2),
             "skipped_lines": [str(e) for e in report.errors] if report else [],

@@ -42,6 +42,7 @@ from hybrid.core.atomic import atomic_directory, atomic_write, remove_stale_buil
 from hybrid.core.errors import ConfigError, IndexMissingError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import SkipReport
+from hybrid.core.provenance import produced_by
 from hybrid.core.ray_engine import get_engine
 from hybrid.core.records import KIND_CODES, Mention, Passage
 from indexes.faiss_index import (
@@ -66,7 +67,6 @@ from indexes.lucene import (
     _run_anserini,
     check_index_target,
     file_sha256,
-    versions,
 )
 from indexes.sparse_index import SparseIndex
 
@@ -86,6 +86,16 @@ def shard_name(i: int) -> str:
 
 def is_sharded(path: str | Path) -> bool:
     return (Path(path) / MANIFEST).is_file()
+
+
+def open_one_index(path: str | Path, command: str) -> SparseIndex:
+    """One (unsharded) hybrid index, for a command that has no sharded path yet: a sharded index is refused by
+    name instead of failing somewhere inside. Commands that do search shards open indexes with
+    :func:`hybrid.scale.sharded_search.open_index`."""
+    if is_sharded(path):
+        raise ConfigError(path, None, f"{command} works on one index, and this is a sharded index; run it on an "
+                                      "unsharded build of the corpus (python -m hybrid.index without --shards)")
+    return SparseIndex(path)
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
@@ -319,8 +329,7 @@ def build_sharded_index(
 
         mark = time.time()
         corpus_sha = file_sha256(config.corpus)
-        env = versions()
-        env["ray"] = _ray_version()
+        made = produced_by(("ray",))
         shards = []
         for i in range(n_shards):
             metadata = {
@@ -333,7 +342,7 @@ def build_sharded_index(
                 "counts": counts[i],
                 "max_doc_passages": max_doc[i],
                 "fields": list(MENTION_INDEX_FIELDS),
-                "versions": env,
+                **made,
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "index_seconds": indexed[i]["seconds"],
             }
@@ -352,7 +361,7 @@ def build_sharded_index(
             "counts": {key: sum(c[key] for c in counts) for key in COUNT_KEYS},
             "max_doc_passages": max(max_doc),
             "fields": list(MENTION_INDEX_FIELDS),
-            "versions": env,
+            **made,
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "build_seconds": round(time.time() - started, 2),
             "timings": timings,
@@ -447,7 +456,7 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
         encode_seconds = time.time() - mark
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    env = versions()
+    made = produced_by()
     for i, (shard, passages) in enumerate(zip(manifest["shards"], tables, strict=True)):
         doc_numbers: dict[str, int] = {}
         rows: list[tuple[int, int, int, int]] = []
@@ -475,7 +484,7 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
                 "counts": {"passages": len(passages), "documents": len(doc_numbers), "vectors": len(rows),
                            "passages_without_mentions": sum(1 for p in passages if not p.mentions)},
                 "limit": None, "batch_size": batch_size, "engine": engine.name, "gpus": gpus,
-                "encode_seconds": round(encode_seconds, 2), "versions": env,
+                "encode_seconds": round(encode_seconds, 2), **made,
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
             (tmp / DENSE_METADATA).write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n",
@@ -488,12 +497,3 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
     with atomic_write(path / MANIFEST) as out:
         out.write(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return manifest
-
-
-def _ray_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ray")
-    except PackageNotFoundError:
-        return "not installed"

@@ -24,7 +24,7 @@ import numpy as np
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError, InputError
-from hybrid.core.provenance import versions
+from hybrid.core.provenance import produced_by, versions
 from ltr.feature_scaling import Normaliser
 from ltr.featureset import FeatureSet
 from ltr.learners import SCORERS, Scorer, make_learner
@@ -35,17 +35,13 @@ FORMAT = "hybrid-ltr-model"
 FORMAT_VERSION = 1
 
 
+#: The learners' packages, which shape a trained model beside the engine's.
+LEARNER_PACKAGES = ("scikit-learn", "lightgbm", "numpy", "scipy")
+
+
 def ltr_versions() -> dict[str, str]:
     """Package versions that shape a trained model (hybrid.core.provenance.versions plus the learners')."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = versions()
-    for pkg in ("scikit-learn", "lightgbm", "numpy", "scipy"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
+    return versions(LEARNER_PACKAGES)
 
 
 @dataclass
@@ -152,7 +148,8 @@ def train_model(learner_name: str, params: dict[str, Any] | None, featureset: Fe
 def write_model_dir(path: str | Path, meta_file: str, meta: dict, files: dict[str, str], overwrite: bool) -> None:
     """A model directory written atomically: the learner's payload files and ``meta_file`` (``meta`` plus the
     sha256 of every payload file under ``payload``, which :func:`read_payload` checks on load)."""
-    meta = {**meta, "payload": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in files.items()}}
+    meta = {**produced_by(LEARNER_PACKAGES), **meta,
+            "payload": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in files.items()}}
     with atomic_directory(path, overwrite=overwrite) as tmp:
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8")

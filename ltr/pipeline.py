@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from features.pairs.registry import lookup
-from hybrid.core.provenance import file_sha256
 from hybrid.core.records import Run, Topic
 from hybrid.retrieval.base import Reranker
 from indexes.sparse_index import SparseIndex
@@ -76,13 +75,6 @@ class LtrReranker(Reranker):
             tail = [h for h in run.get(topic.qid, []) if h.docid not in seen]
             out[topic.qid] = self.keep_tail(head, tail)
         return out
-
-
-def file_digest(path: str | Path | None) -> str | None:
-    if path is None:
-        return None
-
-    return file_sha256(path)
 
 
 def load_or_extract(resources: IndexResources, topics: Sequence[Topic], run: Run, names: Sequence[str], depth: int,

@@ -40,8 +40,8 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
-from hybrid.core.provenance import code_version, inputs, versions
-from indexes.sparse_index import SparseIndex
+from hybrid.core.provenance import inputs, produced_by
+from indexes.shards import open_one_index
 from ltr.collect import EventModel, cross_validate, event_matrix, train
 
 
@@ -91,7 +91,7 @@ def _collection(args: argparse.Namespace):
     if args.corpus:
         collection = Collection.from_corpus(args.corpus)
     else:
-        collection = Collection.from_index(SparseIndex(args.index))
+        collection = Collection.from_index(open_one_index(args.index, "python -m hybrid.collect"))
     cache = Path(args.entities_cache) if args.entities_cache else None
     if cache is not None and cache.is_file():
         collection.load_entities(cache)
@@ -131,8 +131,8 @@ def _run(args: argparse.Namespace) -> int:
     config = {"ranker": None if model else args.ranker, "model": args.model, "hits": args.hits,
               "kb": args.kb, "annotation": collection.annotation}
     write_run_set(run, args.output, tag=tag, meta={
-        "queries": len(events), "system": stage.name, "config": config, "argv": sys.argv[1:], "code": code_version(),
-        "inputs": inputs(args.events, args.index, corpus=args.corpus, kb=args.kb), "versions": versions()})
+        "queries": len(events), "system": stage.name, "config": config, "argv": sys.argv[1:], **produced_by(),
+        "inputs": inputs(args.events, args.index, corpus=args.corpus, kb=args.kb)})
     with atomic_write(f"{args.output}.evidence.jsonl") as out:
         for event in events:
             out.write(json.dumps(stage.evidence[event.qid], ensure_ascii=False) + "\n")
@@ -156,7 +156,7 @@ def _train(args: argparse.Namespace) -> int:
         extra["cv"] = evaluate({q: v for q, v in qrels.items() if q in run}, run, ("AP", "P@5", "P@10"))["all"]
         print(f"{args.cv}-fold CV grouped by event: {extra['cv']}", file=sys.stderr)
     model = train(matrices, qrels, seed=args.random_seed)
-    model.save(args.output, extra={"events": args.events, "qrels": args.qrels, "code": code_version(), **extra})
+    model.save(args.output, extra={"events": args.events, "qrels": args.qrels, **extra})
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

@@ -1,4 +1,10 @@
-"""Defaults that several layers share, defined once.
+"""Parameters of the engine's stages, declared once: name, type, default and description.
+
+A recipe builder (:mod:`hybrid.recipes`) declares the keys its ``system.type`` accepts as :class:`Param`
+objects, in the spirit of ir_measures' ``ParamInfo``. The same objects check a recipe's values (an error
+names the file and line), give a builder its defaults, and generate the command-line options of
+``python -m hybrid.search`` (type, default and help text), so a default such as BM25's k1 is written in
+exactly one place and ``--help`` shows it.
 
 BM25's k1 and b are Anserini's defaults (``SearchCollection.Args``: 0.9 / 0.4): plain Pyserini BM25, the
 multi-field and BM25F searches, Rocchio, the safety net, the Java feature extractor and event-collection
@@ -7,7 +13,117 @@ ranking all start from them, so a study that changes them changes them here or p
 
 from __future__ import annotations
 
+import argparse
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
 #: BM25 term-frequency saturation (Anserini's default).
 BM25_K1 = 0.9
 #: BM25 length normalisation (Anserini's default).
 BM25_B = 0.4
+#: Dense retrieval: weight of the passage-vector cosine added to a passage's best mention score (where the dense
+#: index has passage vectors), and how the two combine (see :mod:`hybrid.retrieval.dense`).
+DENSE_PASSAGE_WEIGHT = 1.0
+DENSE_COMBINES = ("max", "sum")
+DENSE_COMBINE = "sum"
+
+_TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One setting of a stage. ``default=None`` means "absent" (the stage decides, or the key is required);
+    ``minimum``/``maximum`` bound numbers, ``choices`` bound strings."""
+
+    name: str
+    type: type | tuple[type, ...]
+    default: Any
+    desc: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+    what: str | None = None  # the rule in words, where the type alone does not say it
+    required: bool = False  # the stage cannot be built without it (its builder says so, naming the line)
+
+    def rule(self) -> str:
+        """What a valid value is, in words (used by every error about this parameter)."""
+        if self.what:
+            return self.what
+        if self.choices:
+            return f"one of {', '.join(self.choices)}"
+        what = _TYPE_NAMES.get(self.type, self.type.__name__)
+        if self.type is float and self.maximum is None:
+            what = "a finite number"
+        if self.minimum is not None and self.maximum is not None:
+            return f"{what} between {_plain(self.minimum)} and {_plain(self.maximum)}"
+        if self.minimum is not None:
+            return f"{what} >= {_plain(self.minimum)}"
+        return what
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` is not valid for this parameter (None when it is)."""
+        if self.type is float:
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        elif self.type is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, self.type)
+        if ok and self.minimum is not None and value < self.minimum:
+            ok = False
+        if ok and self.maximum is not None and value > self.maximum:
+            ok = False
+        if ok and self.choices is not None and value not in self.choices:
+            ok = False
+        return None if ok else f"'{self.name}' must be {self.rule()}, got {value!r}"
+
+    def coerce(self, value: Any) -> Any:
+        """A valid value in the parameter's type (an integer given for a number becomes a float)."""
+        return float(value) if self.type is float else value
+
+    def help(self, default: Any = None) -> str:
+        """The ``--help`` line: the description, then the default (argparse's ``%(default)s`` is not used, so
+        the text is the same wherever the parameter is shown)."""
+        shown = self.default if default is None else default
+        return self.desc if shown is None else f"{self.desc} (default: {_plain(shown)})"
+
+    def argparse_type(self) -> Callable[[str], Any]:
+        """A converter for ``argparse`` that applies the same rule to a command-line string."""
+
+        def convert(text: str) -> Any:
+            value: Any = text
+            if self.type in (int, float):
+                try:
+                    value = self.type(text)
+                except ValueError:
+                    raise argparse.ArgumentTypeError(f"must be {self.rule()}, got {text!r}") from None
+            if self.problem(value):
+                raise argparse.ArgumentTypeError(f"must be {self.rule()}, got {text!r}")
+            return value
+
+        convert.__name__ = self.name  # argparse names the converter in "invalid <name> value" messages
+        return convert
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def params_by_name(params: Sequence[Param]) -> dict[str, Param]:
+    """``{name: Param}``; a name declared twice is a programming error."""
+    out: dict[str, Param] = {}
+    for param in params:
+        if param.name in out:
+            raise ValueError(f"parameter {param.name!r} declared twice")
+        out[param.name] = param
+    return out
+
+
+# -- parameters several stages share ------------------------------------------------------------------------
+
+K1 = Param("k1", float, BM25_K1, "BM25 term saturation", minimum=0.0)
+B = Param("b", float, BM25_B, "BM25 length normalisation", minimum=0.0, maximum=1.0)
+SAME_KIND = Param("same_kind", bool, True, "restrict candidates to the query's kind (event / entity)")

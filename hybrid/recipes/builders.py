@@ -31,13 +31,23 @@ from pathlib import Path
 from typing import Any
 
 from hybrid.core.errors import ConfigError
-from hybrid.core.params import BM25_B, BM25_K1
-from hybrid.recipes.registry import Context, RecipeSource, load_recipe, register
+from hybrid.core.params import (
+    DENSE_COMBINE,
+    DENSE_COMBINES,
+    DENSE_PASSAGE_WEIGHT,
+    K1,
+    SAME_KIND,
+    B,
+    Param,
+    params_by_name,
+)
+from hybrid.recipes.registry import Context, RecipeSource, build_system, load_recipe, register
 from hybrid.retrieval.base import Retriever, Stage
 from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
-from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, PASSAGE_WEIGHT, SafetyNet
+from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, SafetyNet
+from hybrid.retrieval.doc_context import PASSAGE_WEIGHT as SAFETY_PASSAGE_WEIGHT
 from hybrid.retrieval.rocchio import DEFAULT_FB_FIELDS, RocchioBM25
-from hybrid.retrieval.sparse import DEFAULT_CLAUSES, MultiFieldBM25, PassageBM25
+from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS, MultiFieldBM25, PassageBM25
 from ltr.featureset import load_featureset
 from ltr.model import TrainedModel
 from ltr.pipeline import LtrReranker
@@ -79,6 +89,11 @@ def artifact_path(value: Any, key: str, kind: str, context: Context, source: Rec
     """Resolve an artifact named in a recipe; ConfigError (recipe file:line + how to build it) when absent."""
     if not isinstance(value, str) or not value:
         raise source.error(key, f"'{key}' must be a path relative to --artifacts / ${ARTIFACTS_ENV}")
+    if context.plain_paths:  # a path typed on the command line: taken as given
+        path = Path(value)
+        if must_exist and not path.exists():
+            raise source.error(key, f"{kind} artifact {path} does not exist")
+        return path
     base = artifacts_dir(context)
     if base is None:
         raise source.error(key, f"{key} = {value!r} is relative to the artifacts directory: pass --artifacts DIR "
@@ -110,10 +125,18 @@ def featureset_path(name: str, source: RecipeSource, key: str = "rerankers") -> 
 _building = threading.local()
 
 
+def describe(system: Any) -> str:
+    """A component in an error message: the recipe's name, or an inline table's type."""
+    return repr(system) if not isinstance(system, dict) else f"{{type = {system.get('type')!r}, ...}}"
+
+
 def build_named(name: Any, context: Context, source: RecipeSource, key: str) -> Stage:
-    """The stage of another recipe, by name or path (built once per context; cycles are errors)."""
+    """The stage of another recipe, by name or path (built once per context; cycles are errors), or of an
+    inline ``[system]`` table (errors point at ``key``'s line)."""
+    if isinstance(name, dict):
+        return build_system(name, context, source)
     if not isinstance(name, str) or not name:
-        raise source.error(key, f"'{key}' must name recipes (strings)")
+        raise source.error(key, f"'{key}' must name recipes (strings) or give inline tables")
     stack: list[str] = getattr(_building, "stack", [])
     if name in stack:
         raise source.error(key, f"recipe cycle: {' -> '.join([*stack, name])}")
@@ -126,20 +149,6 @@ def build_named(name: Any, context: Context, source: RecipeSource, key: str) -> 
         return recipe.build(context)
     finally:
         _building.stack = stack
-
-
-def _number(system: dict, key: str, default: float, source: RecipeSource) -> float:
-    value = system.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise source.error(key, f"'{key}' must be a number, got {value!r}")
-    return float(value)
-
-
-def _integer(system: dict, key: str, default: int, source: RecipeSource, minimum: int = 0) -> int:
-    value = system.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise source.error(key, f"'{key}' must be an integer >= {minimum}, got {value!r}")
-    return value
 
 
 def _config_errors(source: RecipeSource, key: str, prefix: str = ""):
@@ -162,99 +171,166 @@ def _config_errors(source: RecipeSource, key: str, prefix: str = ""):
 # -- retrievers --------------------------------------------------------------------------------------------
 
 
-# -- plain BM25 and multi-field BM25 ---------------------------------------------------------------
+def on_index(retriever: Retriever, context: Context) -> Retriever:
+    """The retriever adapted to the context's index: itself on one index, its sharded counterpart on a sharded
+    index (a ConfigError when it has none), so a recipe runs wherever an index is opened."""
+    from hybrid.scale.sharded_search import shard_retriever  # deferred: importing it loads numpy, torch
+
+    return shard_retriever(retriever, context.index)
 
 
-@register("bm25", {"formulation", "k1", "b"})
+WEIGHTS = Param("weights", str, DEFAULT_CLAUSES,
+                "multi-field clauses source[:field]=weight, comma separated (sources: mention chain ner context "
+                "sentence trigrams acronym type; fields: mention ner context coref trigrams acronym type)")
+BATCH_SIZE = Param("batch_size", int, 256, "topics handed to the Java searcher at once", minimum=1)
+
+
+@register("bm25", [Param("formulation", str, "sentence", "query formulation: which text of the topic is the query",
+                         choices=QUERY_FORMULATIONS), K1, B])
 def _bm25(system: dict, context: Context, source: RecipeSource) -> Stage:
-    return PassageBM25(context.index, system.get("formulation", "sentence"), k1=system.get("k1", BM25_K1),
-                       b=system.get("b", BM25_B), threads=context.threads, k=context.hits)
+    """Plain Pyserini BM25 over passages (the baseline)."""
+    return on_index(PassageBM25(context.index, system["formulation"], k1=system["k1"], b=system["b"],
+                                threads=context.threads, k=context.hits, progress=context.progress), context)
 
 
-@register("multifield", {"weights", "same_kind", "k1", "b"})
+@register("multifield", [WEIGHTS, SAME_KIND, K1, B, BATCH_SIZE])
 def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
-    weights = system.get("weights", DEFAULT_CLAUSES)
-    return MultiFieldBM25(context.index, weights, same_kind=system.get("same_kind", True), k1=system.get("k1", BM25_K1),
-                          b=system.get("b", BM25_B), k=context.hits, threads=context.threads)
+    """Boosted per-field BM25 over mention documents, best mention per passage."""
+    with _config_errors(source, "weights"):
+        retriever = MultiFieldBM25(context.index, system["weights"], same_kind=system["same_kind"], k1=system["k1"],
+                                   b=system["b"], k=context.hits, threads=context.threads,
+                                   batch_size=system["batch_size"], progress=context.progress)
+    return on_index(retriever, context)
 
 
-@register("rocchio", {"weights", "same_kind", "k1", "b", "fb_docs", "fb_terms", "fb_fields", "original_weight",
-                      "expansion_weight"})
+@register("rocchio", [WEIGHTS, SAME_KIND, K1, B,
+                      Param("fb_docs", int, 10, "feedback passages", minimum=1),
+                      Param("fb_terms", int, 20, "expansion terms", minimum=0),
+                      Param("fb_fields", list, list(DEFAULT_FB_FIELDS), "index fields the expansion terms come from",
+                            what="a list of index field names"),
+                      Param("original_weight", float, 0.9, "weight of the original query"),
+                      Param("expansion_weight", float, 0.1, "weight of the expansion terms")])
 def _rocchio(system: dict, context: Context, source: RecipeSource) -> Stage:
-    fields = system.get("fb_fields", list(DEFAULT_FB_FIELDS))
-    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
+    """Multi-field BM25 with Rocchio pseudo-relevance feedback (the CMR ``qe`` system)."""
+    fields = system["fb_fields"]
+    if not all(isinstance(f, str) for f in fields):
         raise source.error("fb_fields", "'fb_fields' must be a list of index field names")
     with _config_errors(source, "type"):
-        return RocchioBM25(context.index, system.get("weights", DEFAULT_CLAUSES),
-                           same_kind=bool(system.get("same_kind", True)), k1=_number(system, "k1", BM25_K1, source),
-                           b=_number(system, "b", BM25_B, source), fb_docs=_integer(system, "fb_docs", 10, source, 1),
-                           fb_terms=_integer(system, "fb_terms", 20, source), fb_fields=fields,
-                           original_weight=_number(system, "original_weight", 0.9, source),
-                           expansion_weight=_number(system, "expansion_weight", 0.1, source), k=context.hits,
-                           threads=context.threads)
+        retriever = RocchioBM25(context.index, system["weights"], same_kind=system["same_kind"], k1=system["k1"],
+                                b=system["b"], fb_docs=system["fb_docs"], fb_terms=system["fb_terms"],
+                                fb_fields=fields, original_weight=system["original_weight"],
+                                expansion_weight=system["expansion_weight"], k=context.hits,
+                                threads=context.threads, progress=context.progress)
+    return on_index(retriever, context)
 
 
-@register("bm25f", {"fields", "query", "same_kind", "k1", "b"})
+@register("bm25f", [Param("fields", str, DEFAULT_BM25F_FIELDS, "index field=weight, comma separated"),
+                    Param("query", str, DEFAULT_BM25F_QUERY,
+                          "a query formulation, or query sources joined by '+' (mention+chain+ner)"),
+                    SAME_KIND, K1, B])
 def _bm25f(system: dict, context: Context, source: RecipeSource) -> Stage:
+    """BM25F: one saturation over pooled, weighted fields (needs the project's jar)."""
     with _config_errors(source, "type"):
-        return BM25F(context.index, system.get("fields", DEFAULT_BM25F_FIELDS),
-                     same_kind=bool(system.get("same_kind", True)), k=context.hits,
-                     query=system.get("query", DEFAULT_BM25F_QUERY), k1=_number(system, "k1", BM25_K1, source),
-                     b=_number(system, "b", BM25_B, source), threads=context.threads)
+        retriever = BM25F(context.index, system["fields"], same_kind=system["same_kind"], k=context.hits,
+                          query=system["query"], k1=system["k1"], b=system["b"], threads=context.threads,
+                          progress=context.progress)
+    return on_index(retriever, context)
 
 
-@register("dense", {"index", "encoder", "same_kind", "overfetch", "batch_size"})
+@register("dense", [Param("index", str, None, "dense index directory (an artifact; built by hybrid.index_dense); "
+                                              "required unless the index is sharded"),
+                    Param("encoder", str, None, "query encoder (default: the one the dense index records)"),
+                    SAME_KIND,
+                    Param("overfetch", int, 8, "nearest mentions fetched per wanted passage", minimum=1),
+                    Param("batch_size", int, 64, "queries encoded at once", minimum=1),
+                    Param("passage_weight", float, DENSE_PASSAGE_WEIGHT,
+                          "a passage scores best mention + W * cosine of the unmarked query sentence and its passage "
+                          "vector (or the max of the two, combine = max), where the dense index has passage "
+                          "vectors; 0 = mention vectors only", minimum=0.0),
+                    Param("combine", str, DENSE_COMBINE, "how the mention and passage-vector scores combine",
+                          choices=DENSE_COMBINES)])
 def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
+    """The mention-aware bi-encoder over a FAISS dense index (mention and passage vectors)."""
     from hybrid.retrieval.dense import DenseRetriever  # deferred: importing it loads numpy, torch
+    from hybrid.scale.sharded_search import ShardedDense, ShardedIndex  # deferred: importing it loads numpy, torch
 
-    if "index" not in system:
+    encoder = (artifact_path(system["encoder"], "encoder", "encoder", context, source)
+               if system["encoder"] is not None else None)
+    options = {"same_kind": system["same_kind"], "k": context.hits, "progress": context.progress,
+               "device": context.device, "overfetch": system["overfetch"], "batch_size": system["batch_size"]}
+    if system["index"] is None and isinstance(context.index, ShardedIndex):  # the shards' own dense parts
+        if system["passage_weight"] != DENSE_PASSAGE_WEIGHT or system["combine"] != DENSE_COMBINE:
+            raise source.error("passage_weight", "a sharded index's dense parts are searched by mention vectors "
+                                                 "alone: 'passage_weight' and 'combine' do not apply")
+        with _config_errors(source, "type"):
+            return ShardedDense(context.index, encoder=encoder, **options)
+    if system["index"] is None:
         raise source.error("type", "a dense system needs 'index' (a dense index directory, an artifact)")
     index = artifact_path(system["index"], "index", "dense", context, source)
-    encoder = artifact_path(system["encoder"], "encoder", "encoder", context, source) if "encoder" in system else None
     with _config_errors(source, "index"):
-        return DenseRetriever(index, encoder, k=context.hits, same_kind=bool(system.get("same_kind", True)),
-                              overfetch=_integer(system, "overfetch", 8, source, 1),
-                              batch_size=_integer(system, "batch_size", 64, source, 1))
+        return DenseRetriever(index, encoder, passage_weight=system["passage_weight"], combine=system["combine"],
+                              **options)
 
 
-@register("fuse", {"recipes", "method", "weights", "normalisation", "depth", "rrf_k"})
+@register("fuse", [Param("recipes", list, None, "the systems to fuse: recipe names or inline tables",
+                         what="a list of recipe names or inline tables", required=True),
+                   Param("method", str, "rrf", "fusion method: rrf, combsum or combmnz"),
+                   Param("weights", str, None, "one weight per component, e.g. \"0.5,0.3,0.2\", optionally per kind: "
+                                               "\"event=0.3,0.7;entity=0.5,0.5\" (default: equal weights)",
+                         what='a string such as "0.5,0.3,0.2" or "event=0.3,0.7;entity=0.5,0.5"'),
+                   Param("normalisation", str, "minmax", "score normalisation of combsum/combmnz: minmax, zscore, "
+                                                        "rank or none"),
+                   Param("depth", int, None, "hits each component fetches (default: the run's depth)", minimum=1),
+                   Param("rrf_k", int, 60, "RRF's k", minimum=1)])
 def _fuse(system: dict, context: Context, source: RecipeSource) -> Stage:
+    """Fusion of other systems' runs (RRF, CombSUM, CombMNZ)."""
     from hybrid.fusion import Fuse, parse_fusion_weights  # deferred: importing it loads ir_measures
 
-    names = system.get("recipes")
-    if not isinstance(names, list) or len(names) < 2:
+    names = system["recipes"]
+    if names is None or len(names) < 2:
         raise source.error("recipes", "'recipes' must list at least two recipe names to fuse")
     components = []
     for name in names:
         stage = build_named(name, context, source, "recipes")
         if not isinstance(stage, Retriever):
-            raise source.error("recipes", f"recipe {name!r} is a {type(stage).__name__}, not a retriever: only "
-                                          "retrievers can be fused")
+            raise source.error("recipes", f"recipe {describe(name)} is a {type(stage).__name__}, not a retriever: "
+                                          "only retrievers can be fused")
         components.append(stage)
-    weights = system.get("weights")
-    if weights is not None and not isinstance(weights, str):
-        raise source.error("weights", "'weights' must be a string such as \"0.5,0.3,0.2\" or "
-                                      "\"event=0.3,0.7;entity=0.5,0.5\"")
     with _config_errors(source, "weights"):
-        default, by_kind = parse_fusion_weights(weights, len(components))
-    depth = _integer(system, "depth", context.hits, source, 1)
+        default, by_kind = parse_fusion_weights(system["weights"], len(components))
+    depth = system["depth"] if system["depth"] is not None else context.hits
     with _config_errors(source, "method"):
-        return Fuse(components, method=system.get("method", "rrf"), weights=default,
-                    normalisation=system.get("normalisation", "minmax"), k=context.hits, depth=depth,
-                    rrf_k=_integer(system, "rrf_k", 60, source, 1), weights_by_kind=by_kind)
+        return Fuse(components, method=system["method"], weights=default, normalisation=system["normalisation"],
+                    k=context.hits, depth=depth, rrf_k=system["rrf_k"], weights_by_kind=by_kind)
 
 
 # -- rerank chains -------------------------------------------------------------------------------------------
 
-RERANKER_KEYS = {
-    "ltr": {"type", "model", "featureset", "learner", "params", "depth", "train_queries"},
-    "reader": {"type", "model", "depth", "span_source", "batch_size", "interpolate"},
+_MODEL = Param("model", str, None, "the trained model (an artifact path)", required=True)
+#: The parameters of each reranker type (an inline table of a pipeline's ``rerankers``).
+RERANKER_PARAMS: dict[str, dict[str, Param]] = {
+    "ltr": params_by_name([
+        _MODEL,
+        Param("featureset", str, None, "the feature set the model must have been trained with (name or path)"),
+        Param("learner", str, None, "training: lambdamart, logistic, ... (see hybrid.recipe_train)"),
+        Param("params", dict, None, "training: the learner's hyper-parameters"),
+        Param("depth", int, 100, "head of the input run it reorders", minimum=1),
+        Param("train_queries", int, None, "training: queries sampled from the training topics", minimum=1)]),
+    "reader": params_by_name([
+        _MODEL,
+        Param("depth", int, 50, "head of the input run it reorders", minimum=1),
+        Param("span_source", str, "predicted", "which span a candidate is scored by"),
+        Param("batch_size", int, 64, "pairs scored at once", minimum=1),
+        Param("interpolate", (int, float, dict), None, "interpolate with the input run's scores: a weight, or a "
+                                                       "table by kind {event = W, entity = W}",
+              what="a number or a table {event = W, entity = W}")]),
 }
+RERANKER_KEYS = {kind: set(params) | {"type"} for kind, params in RERANKER_PARAMS.items()}
 
 
 def reranker_specs(system: dict, source: RecipeSource) -> list[dict]:
-    """The validated ``rerankers`` tables of a pipeline system."""
-    specs = system.get("rerankers", [])
+    """The validated ``rerankers`` tables of a pipeline system (as written; :func:`reranker_value` reads them)."""
+    specs = system.get("rerankers") or []
     if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
         raise source.error("rerankers", "'rerankers' must be a list of inline tables "
                                         "{type = \"ltr\" | \"reader\", ...}")
@@ -268,7 +344,17 @@ def reranker_specs(system: dict, source: RecipeSource) -> list[dict]:
                                             f"{sorted(RERANKER_KEYS[kind])}")
         if "model" not in spec:
             raise source.error("rerankers", f"a {kind} reranker needs 'model' (an artifact path)")
+        for key, value in spec.items():
+            problem = RERANKER_PARAMS[kind][key].problem(value) if key != "type" else None
+            if problem:
+                raise source.error("rerankers", f"a {kind}'s {problem}")
     return specs
+
+
+def reranker_value(spec: dict, key: str):
+    """A reranker table's value of ``key``, or the parameter's default."""
+    param = RERANKER_PARAMS[spec["type"]][key]
+    return param.coerce(spec[key]) if key in spec else param.default
 
 
 def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
@@ -277,7 +363,7 @@ def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
         model = TrainedModel.load(path)
         if "featureset" in spec:
             model.check_featureset(load_featureset(featureset_path(spec["featureset"], source)))
-        return LtrReranker(model, context.index, depth=_integer(spec, "depth", 100, source, 1))
+        return LtrReranker(model, context.index, depth=reranker_value(spec, "depth"))
     from ltr.reader.interpolate import KindWeights  # deferred: importing it loads ir_measures, numpy
     from ltr.reader.stage import ReaderReranker  # deferred: importing it loads ir_measures, numpy, torch
 
@@ -285,37 +371,50 @@ def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
     weight = None
     if "interpolate" in spec:  # a number, or a table by kind: {event = 0.35, entity = 0.65[, default = W]}
         value = spec["interpolate"]
-        if isinstance(value, bool) or not isinstance(value, int | float | dict):
+        if isinstance(value, bool):
             raise source.error("rerankers", f"a reader's 'interpolate' must be a number or a table "
                                             f"{{event = W, entity = W}}, got {value!r}")
         with _config_errors(source, "rerankers", "a reader's 'interpolate': "):
             weight = KindWeights.of(value)
-    return ReaderReranker(str(path), context.index, depth=_integer(spec, "depth", 50, source, 1),
-                          batch_size=_integer(spec, "batch_size", 64, source, 1),
-                          span_source=spec.get("span_source", "predicted"), interpolate=weight)
+    return ReaderReranker(str(path), context.index, depth=reranker_value(spec, "depth"),
+                          batch_size=reranker_value(spec, "batch_size"),
+                          span_source=reranker_value(spec, "span_source"), interpolate=weight)
 
 
-@register("safety-net", {"base", "passage_weight", "doc_weight", "expand_docs", "depth", "k1", "b"})
+@register("safety-net", [Param("base", (str, dict), None, "the mention-level system it wraps: a recipe name or an "
+                                                            "inline table", what="a recipe name or an inline table",
+                               required=True),
+                         Param("passage_weight", float, SAFETY_PASSAGE_WEIGHT,
+                               "weight of plain passage BM25 fused with the mention-level run (the recall safety net "
+                               "for passages whose mention was not detected; 0 = off)", minimum=0.0, maximum=1.0),
+                         Param("doc_weight", float, DOC_WEIGHT, "weight of the TF-IDF cosine between the query's and "
+                                                                "the candidate's documents (0 = off)", minimum=0.0),
+                         Param("expand_docs", int, EXPAND_DOCS, "also consider every passage of the N documents most "
+                                                                "similar to the query's document", minimum=0),
+                         Param("depth", int, DEPTH, "hits the mention-level run and passage BM25 each fetch before "
+                                                    "the safety net combines them", minimum=1),
+                         K1, B])
 def _safety_net(system: dict, context: Context, source: RecipeSource) -> Stage:
-    """A mention-level recipe made safe for raw text (:class:`~hybrid.retrieval.doc_context.SafetyNet`)."""
-    # deferred: importing it loads numpy
-    # deferred: importing it loads numpy
-
-    if "base" not in system:
+    """A mention-level system made safe for raw text: passage BM25 and document context (the recall net)."""
+    if system["base"] is None:
         raise source.error("type", "a safety-net needs 'base': the mention-level recipe it wraps")
     base = build_named(system["base"], context, source, "base")
     if not isinstance(base, Retriever):
-        raise source.error("base", f"recipe {system['base']!r} is a {type(base).__name__}, not a retriever")
-    return SafetyNet(base, context.index, passage_weight=system.get("passage_weight", PASSAGE_WEIGHT),
-                     doc_weight=system.get("doc_weight", DOC_WEIGHT),
-                     expand_docs=system.get("expand_docs", EXPAND_DOCS),
-                     depth=system.get("depth", DEPTH), k=context.hits, k1=system.get("k1", BM25_K1),
-                     b=system.get("b", BM25_B), threads=context.threads)
+        raise source.error("base", f"recipe {describe(system['base'])} is a {type(base).__name__}, not a retriever")
+    return SafetyNet(base, context.index, passage_weight=system["passage_weight"], doc_weight=system["doc_weight"],
+                     expand_docs=system["expand_docs"], depth=system["depth"], k=context.hits, k1=system["k1"],
+                     b=system["b"], threads=context.threads)
 
 
-@register("pipeline", {"first", "rerankers"})
+@register("pipeline", [Param("first", (str, dict), None, "the system whose run the rerankers reorder: a recipe name "
+                                                         "or an inline table", what="a recipe name or an inline table",
+                             required=True),
+                       Param("rerankers", list, [], "rerankers, in order, each an inline table "
+                                                    "{type = \"ltr\" | \"reader\", model = ..., ...}",
+                             what='a list of inline tables {type = "ltr" | "reader", ...}')])
 def _pipeline(system: dict, context: Context, source: RecipeSource) -> Stage:
-    if "first" not in system:
+    """A system followed by rerankers (LTR, the coreference reader)."""
+    if system["first"] is None:
         raise source.error("type", "a pipeline needs 'first': the recipe whose run the rerankers reorder")
     specs = reranker_specs(system, source)
     for spec in specs:  # a missing model fails before the first stage is built

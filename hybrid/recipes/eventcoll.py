@@ -14,38 +14,48 @@ from __future__ import annotations
 from hybrid.collect.kb import read_kb
 from hybrid.collect.rankers import RANKERS
 from hybrid.collect.stage import EventCollector, collection_of
+from hybrid.core.params import Param
 from hybrid.recipes.builders import artifact_path
 from hybrid.recipes.registry import Context, RecipeSource, register
 from hybrid.retrieval.base import Stage
 from ltr.collect import EventModel
 
-EVENT_KEYS = {"kb", "entities_cache"}
+#: What both event-collection system types take.
+EVENT_PARAMS = [
+    Param("kb", str, None, "a knowledge-base JSONL (entity, aliases, description, links)"),
+    Param("entities_cache", str, None, "a file caching the collection's detected entities (an artifact path; "
+                                       "written on first use)"),
+]
 
 
 def collector_for(system: dict, context: Context, source: RecipeSource, ranker: str = "emb-ent+pass",
                   **kwargs) -> EventCollector:
     """An :class:`EventCollector` over the context's index, its collection built when first searched."""
-    kb = read_kb(system["kb"]) if system.get("kb") else None
+    kb = read_kb(system["kb"]) if system["kb"] else None
     cache = None
-    if system.get("entities_cache"):
+    if system["entities_cache"]:
         cache = artifact_path(system["entities_cache"], "entities_cache", "eventcoll", context, source,
                               must_exist=False)
     return EventCollector(lambda: collection_of(context.index, kb, cache), ranker=ranker, kb=kb, k=context.hits,
                           **kwargs)
 
 
-@register("eventcoll", EVENT_KEYS | {"ranker"}, topics="events")
+@register("eventcoll", [*EVENT_PARAMS, Param("ranker", str, "emb-ent+pass", f"one of {', '.join(RANKERS)}")],
+          topics="events")
 def _eventcoll(system: dict, context: Context, source: RecipeSource) -> EventCollector:
-    ranker = system.get("ranker", "emb-ent+pass")
+    """One event-collection ranker over whole documents (event topics in, documents out)."""
+    ranker = system["ranker"]
     if ranker not in RANKERS:
         raise source.error("ranker", f"unknown ranker {ranker!r}; known: {list(RANKERS)}")
     return collector_for(system, context, source, ranker=ranker)
 
 
-@register("eventcoll-ltr", {"kb", "entities_cache", "model"}, topics="events")
+@register("eventcoll-ltr",
+          [*EVENT_PARAMS, Param("model", str, None, "the trained model (an artifact path)", required=True)],
+          topics="events")
 def _eventcoll_ltr(system: dict, context: Context, source: RecipeSource) -> Stage:
     """*our-full* of event-collection building: LambdaMART (:mod:`ltr.collect`) over the rankers of
     :mod:`hybrid.collect` (event topics in, documents out)."""
-    model = EventModel.load(artifact_path(system.get("model"), "model", "eventcoll", context, source))
+    model = EventModel.load(artifact_path(system["model"], "model", "eventcoll", context, source))
     return collector_for(system, context, source, combiner=model.combiner(), rankers=model.rankers,
                          depth=model.depth)

@@ -10,9 +10,15 @@ A recipe file::
     weights = "mention=1.0,mention:context=0.1"
     same_kind = false
 
-``system.type`` picks a builder from :data:`BUILDERS`; each builder declares the keys it accepts, and
-an unknown key is an error naming the file and line (a typo must never silently fall back to a
-default). Recipes shipped with the project live in ``hybrid/configs/recipes/`` and are addressed by name.
+``system.type`` picks a builder from :data:`BUILDERS`; each builder declares the parameters it accepts
+(:class:`hybrid.core.params.Param`: name, type, default, description). An unknown key or a value of the
+wrong type is an error naming the file and line (a typo must never silently fall back to a default); the
+builder receives every declared parameter, defaults filled in. Every system type also takes ``name`` (the
+name its stage and run carry). Where a recipe names another recipe (``fuse.recipes``,
+``safety-net.base``, ``pipeline.first``) it may give the system inline instead, as a table
+(``base = {type = "multifield", weights = "mention=1"}``). Recipes shipped with the project live in
+``hybrid/configs/recipes/`` and are addressed by name; ``python -m hybrid.recipes`` lists them and every
+system type with its parameters.
 """
 
 from __future__ import annotations
@@ -20,12 +26,13 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.config import read_config_text
+from hybrid.core.params import Param, params_by_name
 from hybrid.retrieval.base import Stage
 
 RECIPE_DIR = Path(__file__).resolve().parent.parent / "configs" / "recipes"
@@ -46,20 +53,35 @@ def check_name(name: object) -> str | None:
 
 @dataclass
 class Context:
-    """What builders need from the experiment: the index, depth, threads, and a cache of built stages."""
+    """What builders need from the run, not from the recipe: the index, depth, threads, progress bars, the torch
+    device, where artifacts live, and a cache of built stages."""
 
-    index: Any  # SparseIndex
+    index: Any  # SparseIndex (or a ShardedIndex: builders adapt their stages to it)
     hits: int = 100
     threads: int = 1
     built: dict[str, Stage] = field(default_factory=dict)
     artifacts: Path | None = None  # where relative artifact paths of recipes resolve (see hybrid.recipes.builders)
+    progress: bool = False
+    device: str | None = None
+    #: Artifact paths are taken as given (a command line the user typed) instead of being confined to
+    #: ``artifacts`` (a recipe file, which must not reach outside it).
+    plain_paths: bool = False
+
+
+#: Every system type accepts this besides its own parameters.
+NAME_PARAM = Param("name", str, None, "the name the stage (and its run's tag) carries")
 
 
 @dataclass(frozen=True)
 class Builder:
-    keys: frozenset[str]
+    params: dict[str, Param]
     build: Callable[[dict[str, Any], Context, RecipeSource], Stage]
     topics: str = "mentions"  # what its stage's topics are: "mentions" (marked mentions) or "events" (EventQuery)
+    doc: str = ""  # what the system type is (the builder's docstring, first line)
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(self.params) | {"type", "name"}
 
 
 @dataclass(frozen=True)
@@ -79,19 +101,60 @@ class RecipeSource:
     def error(self, key: str | None, reason: str) -> ConfigError:
         return ConfigError(self.path, self.line_of(key) if key else None, reason)
 
+    def for_type(self, kind: str) -> RecipeSource:
+        """The source as seen by the builder of ``kind`` (a file's lines do not depend on it)."""
+        return self
+
+
+@dataclass(frozen=True)
+class CommandLineSource(RecipeSource):
+    """A system assembled from command-line options: errors name the option (``flags``: (system type, key) ->
+    option) instead of a file line."""
+
+    flags: dict[tuple[str, str], str] = field(default_factory=dict)
+    system_type: str = ""
+
+    def for_type(self, kind: str) -> RecipeSource:
+        return replace(self, system_type=kind)
+
+    def error(self, key: str | None, reason: str) -> ConfigError:
+        flag = self.flags.get((self.system_type, key or ""))
+        return ConfigError(None, None, f"{flag}: {reason}" if flag else reason)
+
 
 BUILDERS: dict[str, Builder] = {}
 
 
-def register(kind: str, keys: set[str], topics: str = "mentions") -> Callable:
-    """Decorator: make ``kind`` a recipe ``system.type`` accepting ``keys`` (plus ``type``); ``topics="events"``
-    marks a stage whose topics are event queries (:mod:`hybrid.collect`) and whose hits are documents."""
+def register(kind: str, params: list[Param], topics: str = "mentions") -> Callable:
+    """Decorator: make ``kind`` a recipe ``system.type`` accepting ``params`` (plus ``type`` and ``name``);
+    ``topics="events"`` marks a stage whose topics are event queries (:mod:`hybrid.collect`) and whose hits are
+    documents."""
 
     def wrap(fn: Callable[[dict[str, Any], Context, RecipeSource], Stage]) -> Callable:
-        BUILDERS[kind] = Builder(frozenset(keys | {"type"}), fn, topics)
+        doc = (fn.__doc__ or "").strip().split("\n")[0]
+        BUILDERS[kind] = Builder(params_by_name(params), fn, topics, doc)
         return fn
 
     return wrap
+
+
+def resolve_params(system: dict[str, Any], builder: Builder, source: RecipeSource) -> dict[str, Any]:
+    """The system's values checked against the builder's parameters, defaults filled in (``type`` kept)."""
+    kind = system.get("type")
+    unknown = set(system) - builder.keys
+    if unknown:
+        key = sorted(unknown)[0]
+        raise source.error(key, f"unknown key {key!r} for system type {kind!r}; allowed: {sorted(builder.keys)}")
+    values: dict[str, Any] = {"type": kind}
+    for param in [*builder.params.values(), NAME_PARAM]:
+        if system.get(param.name) is None:  # TOML has no null: None comes from a dict built in code, and means unset
+            values[param.name] = param.default
+            continue
+        problem = param.problem(system[param.name])
+        if problem:
+            raise source.error(param.name, problem)
+        values[param.name] = param.coerce(system[param.name])
+    return values
 
 
 @dataclass
@@ -114,14 +177,16 @@ class Recipe:
 
 
 def build_system(system: dict[str, Any], context: Context, source: RecipeSource) -> Stage:
+    """The stage of one ``[system]`` table (parameters checked, defaults filled, ``name`` applied)."""
     kind = system.get("type")
     if kind not in BUILDERS:
         raise source.error("type", f"unknown system type {kind!r}; known types: {sorted(BUILDERS)}")
-    unknown = set(system) - BUILDERS[kind].keys
-    if unknown:
-        key = sorted(unknown)[0]
-        raise source.error(key, f"unknown key {key!r} for system type {kind!r}; allowed: {sorted(BUILDERS[kind].keys)}")
-    return BUILDERS[kind].build(system, context, source)
+    source = source.for_type(kind)
+    values = resolve_params(system, BUILDERS[kind], source)
+    stage = BUILDERS[kind].build(values, context, source)
+    if values["name"] is not None:
+        stage.name = values["name"]
+    return stage
 
 
 def parse_recipe(text: str, path: Path | None = None) -> Recipe:

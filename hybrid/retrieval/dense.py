@@ -35,6 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from features.encoder import BiEncoder, EncoderConfig
+from hybrid.core.params import DENSE_COMBINE, DENSE_COMBINES, DENSE_PASSAGE_WEIGHT
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from indexes.faiss_index import DenseIndex
@@ -42,9 +43,9 @@ from indexes.faiss_index import DenseIndex
 #: Weight of the passage-vector score against the best mention score, and how the two combine: ``sum``
 #: (CombSUM of the two cosines, equal weights) beat ``max`` by +0.02-0.03 AP@100 on ECB+ dev with the untrained
 #: MiniLM on raw text, and w in 0.75-1.25 are within 0.002 of each other (benchmarks/results/dense-raw.md).
-PASSAGE_WEIGHT = 1.0
-COMBINE = ("max", "sum")
-DEFAULT_COMBINE = "sum"
+PASSAGE_WEIGHT = DENSE_PASSAGE_WEIGHT
+COMBINE = DENSE_COMBINES
+DEFAULT_COMBINE = DENSE_COMBINE
 
 
 def load_query_encoder(index: DenseIndex, encoder: str | Path | BiEncoder | None, device: str | None = None

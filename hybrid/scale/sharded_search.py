@@ -508,9 +508,11 @@ def shard_retriever(retriever: Retriever, index: SparseIndex) -> Retriever:
     through ``index.passages`` / ``index.mentions`` (PassageBM25), else its sharded counterpart."""
     if not isinstance(index, ShardedIndex):
         return retriever
-    if isinstance(retriever, MultiFieldBM25):
+    # Exact types: a subclass (Rocchio's two-pass search over MultiFieldBM25) searches differently, and must not
+    # be run as its parent on shards.
+    if type(retriever) is MultiFieldBM25:
         return ShardedMultiField(retriever, index)
-    if isinstance(retriever, PassageBM25):
+    if type(retriever) is PassageBM25:
         return retriever
     raise ConfigError(None, None, f"{retriever.name} cannot search a sharded index yet")
 

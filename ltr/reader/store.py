@@ -18,7 +18,7 @@ import torch
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
-from hybrid.core.provenance import file_sha256, versions
+from hybrid.core.provenance import file_sha256, produced_by
 from ltr.reader.encoding import EncodingConfig, add_marker_tokens
 from ltr.reader.model import ReaderModel
 
@@ -116,7 +116,7 @@ def write_reader_files(reader: Reader, directory: Path, meta: dict) -> None:
     reader.tokenizer.save_pretrained(directory)
     record = {
         **reader.meta, **meta, "format": FORMAT, "kind": "hybrid-reader", "heads": reader.model.heads_config(),
-        "encoding": reader.encoding.to_json(), "versions": versions(),
+        "encoding": reader.encoding.to_json(), **produced_by(),
         "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "files": reader_files(directory),  # sha256 of every file; load_reader checks them before reading any
     }

@@ -119,3 +119,28 @@ def test_multifield_returns_only_matching_candidates(sparse_index, data_dir):
     # The quake query's mention "earthquake" occurs as a candidate mention in d4:0 and e5:0 (own doc, excluded).
     assert [h.docid for h in run["q-ev-quake"]] == ["d4:0"]
     assert all(h.score > 0 for hits in run.values() for h in hits)
+
+
+def test_a_recipe_runs_like_the_model_it_names(tiny_index, data_dir, tmp_path):
+    """--model multifield is the recipe multifield-net assembled from the command line: same builders, same run."""
+    topics = str(data_dir / "tiny_topics.tsv")
+    by_model, by_recipe = tmp_path / "model.trec", tmp_path / "recipe.trec"
+    assert search_main(["--index", str(tiny_index), "--topics", topics, "--output", str(by_model), "--quiet"]) == 0
+    assert search_main(["--index", str(tiny_index), "--topics", topics, "--recipe", "multifield-net",
+                        "--output", str(by_recipe), "--quiet"]) == 0
+    assert [r[:5] for r in run_lines(by_model)] == [r[:5] for r in run_lines(by_recipe)]
+    assert {r[5] for r in run_lines(by_recipe)} == {"multifield-net"}
+    assert json.loads((tmp_path / "recipe.trec.meta.json").read_text())["model"] == "multifield-net"
+
+
+def test_model_options_beside_a_recipe_and_bad_parameters_are_named(tiny_index, data_dir, tmp_path):
+    from hybrid.core.errors import ConfigError, InputError
+
+    topics = str(data_dir / "tiny_topics.tsv")
+    with pytest.raises(InputError, match="--weights sets a --model option"):
+        search_main(["--index", str(tiny_index), "--topics", topics, "--recipe", "bm25", "--weights", "mention=1",
+                     "--output", str(tmp_path / "a.trec"), "--quiet"])
+    with pytest.raises(ConfigError, match="<input>: --weights: "):
+        search_main(["--index", str(tiny_index), "--topics", topics, "--weights", "nosuchsource=1",
+                     "--output", str(tmp_path / "b.trec"), "--quiet"])
+    assert not (tmp_path / "b.trec").exists()

@@ -70,3 +70,12 @@ def test_corrupt_metadata_is_a_clear_error(tiny_corpus, tmp_path):
     (out / METADATA).write_text("{ not json")
     with pytest.raises(IndexMissingError, match="corrupt"):
         SparseIndex(out)
+
+
+def test_a_command_without_a_sharded_path_refuses_a_sharded_index_by_name(tmp_path):
+    from hybrid.core.errors import ConfigError
+    from indexes.shards import MANIFEST, open_one_index
+
+    (tmp_path / MANIFEST).write_text("{}")
+    with pytest.raises(ConfigError, match="python -m hybrid.fewshot works on one index, and this is a sharded index"):
+        open_one_index(tmp_path, "python -m hybrid.fewshot")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from hybrid.collect.ecb import event_group
 from hybrid.collect.features import feature_names
 from hybrid.collect.rankers import RANKERS
 from hybrid.core.errors import InputError
-from ltr.collect import EventMatrix, EventModel, cross_validate, train
+from ltr.collect import MODEL_FILE, EventMatrix, EventModel, cross_validate, train
 
 
 def toy_matrices(n_events: int = 10, seed: int = 0):
@@ -47,6 +49,10 @@ def test_model_round_trip(tmp_path):
     before = model.rerank(matrices[0])
     assert {h.docid for h in before[:6]} & set(qrels[matrices[0].qid])
     model.save(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
+    # every model directory records what produced it (hybrid.core.provenance.produced_by)
+    assert meta["versions"]["lightgbm"] != "not installed"
+    assert {"git_commit", "source_sha256"} & set(meta["code"])
     again = EventModel.load(tmp_path / "m")
     assert [(h.docid, round(h.score, 9)) for h in again.rerank(matrices[0])] == \
         [(h.docid, round(h.score, 9)) for h in before]

@@ -144,3 +144,26 @@ def test_fused_equals_single_index(indexes, dense, topics, method):
     expected = Fuse([MultiFieldBM25(single), dense_single], method=method).search(some, K)
     got = Fuse([shard_retriever(MultiFieldBM25(sharded), sharded), dense_sharded], method=method).search(some, K)
     same_run(expected, got)
+
+
+@pytest.mark.parametrize("recipe", ["bm25", "multifield", "multifield-net"])
+def test_recipes_adapt_to_a_sharded_index(indexes, topics, recipe):
+    """A recipe built on a sharded index (as hybrid.search, hybrid.experiment and hybrid.api build them) runs
+    exactly like the same recipe on one index: the builders wrap their retrievers for the shards."""
+    from hybrid.recipes import Context, load_recipe
+
+    single, sharded = indexes
+    some = topics[::3]
+    expected = load_recipe(recipe).build(Context(index=single)).search(some, K)
+    got = load_recipe(recipe).build(Context(index=sharded)).search(some, K)
+    same_run(expected, got)
+
+
+def test_a_recipe_without_a_sharded_search_is_refused(indexes):
+    """Rocchio has no sharded counterpart yet: building it on shards is a clear error, not a wrong run."""
+    from hybrid.core.errors import ConfigError
+    from hybrid.recipes import Context, load_recipe
+
+    _, sharded = indexes
+    with pytest.raises(ConfigError, match="cannot search a sharded index"):
+        load_recipe("cmr-qe").build(Context(index=sharded))

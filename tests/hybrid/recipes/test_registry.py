@@ -36,3 +36,35 @@ def test_cheap_bundled_recipes_build_and_run(sparse_index, data_dir):
         run = recipe.build(context)(topics)
         assert set(run) == {t.qid for t in topics}, recipe.name
         assert all(h.docid.split(":")[0] != "a1" for h in run["q-en-reid"]), recipe.name
+
+
+def test_a_value_of_the_wrong_type_names_the_line(tmp_path):
+    from hybrid.core.errors import ConfigError
+    from hybrid.recipes import Context, load_recipe
+
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "bad"\n[system]\ntype = "multifield"\nk1 = "high"\n')
+    with pytest.raises(ConfigError, match=r"bad\.toml:4: 'k1' must be a finite number >= 0, got 'high'"):
+        load_recipe(str(path)).build(Context(index=None))
+
+
+def test_every_builder_declares_typed_parameters_with_descriptions():
+    from hybrid.core.params import BM25_K1, Param
+    from hybrid.recipes import BUILDERS
+
+    for kind, builder in BUILDERS.items():
+        assert builder.doc, f"{kind} has no docstring"
+        for param in builder.params.values():
+            assert isinstance(param, Param) and param.desc, (kind, param)
+    for kind in ("bm25", "multifield", "bm25f", "rocchio", "safety-net"):
+        assert BUILDERS[kind].params["k1"].default == BM25_K1
+
+
+def test_the_recipes_command_lists_types_from_the_declarations(capsys):
+    from hybrid.recipes.__main__ import main
+
+    assert main(["types", "bm25"]) == 0
+    out = capsys.readouterr().out
+    assert "| `k1` | number | 0.9 | BM25 term saturation" in out and "| `formulation` | string | 'sentence' |" in out
+    assert main([]) == 0
+    assert "multifield-net" in capsys.readouterr().out
