@@ -54,7 +54,8 @@ def main() -> None:
     from hybrid.core.formats.topics import read_topics
     from hybrid.core.records import KIND_CODES, Hit
     from hybrid.evaluation.measures import evaluate
-    from hybrid.retrieval.dense import DenseRetriever, best_mention_of_passages
+    from hybrid.retrieval.dense import DenseRetriever
+    from indexes.faiss_index import best_mention_of_passages
     from indexes.sparse_index import SparseIndex
 
     index = SparseIndex(args.index)

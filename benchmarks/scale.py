@@ -349,9 +349,9 @@ def search_worker(args: argparse.Namespace) -> int:
 
     from hybrid.core.formats.runs import write_run
     from hybrid.core.formats.topics import read_topics
-    from hybrid.scale.sharded_search import open_index
     from hybrid.search import build_retriever
     from hybrid.search import parser as search_parser
+    from indexes.sharded_index import open_index
 
     started = time.time()
     index = open_index(args.index, args.engine)

@@ -155,7 +155,7 @@ def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
 def open_index(path: str | Path = SAMPLE, engine: str = "local", progress: bool = True):
     """A hybrid index (starts the JVM): a directory built by ``python -m hybrid.index``, a sharded index, or
     ``"sample"`` (the bundled sample's index, built under ``~/.cache/hybrid`` on first use)."""
-    from hybrid.scale.sharded_search import open_index as open_any  # deferred: importing it loads numpy, torch
+    from indexes.sharded_index import open_index as open_any  # deferred: importing it loads numpy (hybrid imports light)
 
     if str(path) == SAMPLE:
         return SparseIndex(sample_index(progress=progress))

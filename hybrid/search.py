@@ -50,6 +50,7 @@ from hybrid.recipes import BUILDERS, Context, build_system, load_recipe
 from hybrid.recipes.registry import CommandLineSource
 from hybrid.retrieval.base import Stage
 from hybrid.sample import sample_index, sample_paths
+from indexes.sharded_index import ShardedIndex, open_index
 from indexes.sparse_index import SparseIndex
 
 log = logging.getLogger("hybrid.search")
@@ -199,7 +200,6 @@ def search_system(args: argparse.Namespace, index) -> dict[str, Any]:
 
 def dense_index_path(args: argparse.Namespace, index) -> Path | None:
     """--dense-index, or ``<index>/dense``; None on a sharded index without --dense-index (its shards' parts)."""
-    from hybrid.scale.sharded_search import ShardedIndex  # deferred: importing it loads numpy, torch
 
     if isinstance(index, ShardedIndex) and not args.dense_index:
         return None
@@ -280,7 +280,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.depth is not None and args.depth < args.hits:
         raise InputError(None, None, "--depth must be >= --hits")
     from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
-    from hybrid.scale.sharded_search import open_index  # deferred: importing it loads numpy, torch
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":

@@ -11,7 +11,7 @@ Layout::
 Why split by document: annotation works on whole documents (coreference chains, context windows), and
 retrieval excludes the query's own document and collapses a passage's mentions to its best one; with every
 document (so every passage and mention) in exactly one shard, all of that stays shard-local and the merged
-search of :mod:`hybrid.scale.sharded_search` equals the search of one index.
+search of :mod:`indexes.sharded_index` equals the search of one index.
 
 Documents go to the shard with the fewest passages so far when first seen (ties: the lower shard), which
 keeps shards balanced to within one document and is deterministic given the corpus order.
@@ -91,7 +91,7 @@ def is_sharded(path: str | Path) -> bool:
 def open_one_index(path: str | Path, command: str) -> SparseIndex:
     """One (unsharded) hybrid index, for a command that has no sharded path yet: a sharded index is refused by
     name instead of failing somewhere inside. Commands that do search shards open indexes with
-    :func:`hybrid.scale.sharded_search.open_index`."""
+    :func:`indexes.sharded_index.open_index`."""
     if is_sharded(path):
         raise ConfigError(path, None, f"{command} works on one index, and this is a sharded index; run it on an "
                                       "unsharded build of the corpus (python -m hybrid.index without --shards)")

@@ -48,6 +48,7 @@ from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, SafetyN
 from hybrid.retrieval.doc_context import PASSAGE_WEIGHT as SAFETY_PASSAGE_WEIGHT
 from hybrid.retrieval.rocchio import DEFAULT_FB_FIELDS, RocchioBM25
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS, MultiFieldBM25, PassageBM25
+from indexes.sharded_index import ShardedIndex
 from ltr.featureset import load_featureset
 from ltr.model import TrainedModel
 from ltr.pipeline import LtrReranker
@@ -252,7 +253,7 @@ def _bm25f(system: dict, context: Context, source: RecipeSource) -> Stage:
 def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
     """The mention-aware bi-encoder over a FAISS dense index (mention and passage vectors)."""
     from hybrid.retrieval.dense import DenseRetriever  # deferred: importing it loads numpy, torch
-    from hybrid.scale.sharded_search import ShardedDense, ShardedIndex  # deferred: importing it loads numpy, torch
+    from hybrid.scale.sharded_search import ShardedDense  # deferred: importing it loads numpy, torch
 
     encoder = (artifact_path(system["encoder"], "encoder", "encoder", context, source)
                if system["encoder"] is not None else None)

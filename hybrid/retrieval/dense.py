@@ -38,7 +38,7 @@ from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.params import DENSE_COMBINE, DENSE_COMBINES, DENSE_PASSAGE_WEIGHT
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
-from indexes.faiss_index import DenseIndex
+from indexes.faiss_index import DenseIndex, best_mention_of_passages, best_mention_per_passage
 
 #: Weight of the passage-vector score against the best mention score, and how the two combine: ``sum``
 #: (CombSUM of the two cosines, equal weights) beat ``max`` by +0.02-0.03 AP@100 on ECB+ dev with the untrained
@@ -175,76 +175,3 @@ class DenseRetriever(Retriever):
                               mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
         scored.sort(key=lambda hit: (-hit.score, hit.docid))
         return scored[:k]
-
-
-def best_mention_per_passage(index: DenseIndex, query: np.ndarray, rows: np.ndarray, own: int, kind: int | None,
-                             k: int) -> list[tuple[str, float, int, int]]:
-    """FAISS rows of one query vector -> top ``k`` ``(passage id, score, start, end)``: best mention per passage.
-
-    Drops the query's own document (``own`` >= 0) and, with ``kind``, mentions of another kind. The kept rows
-    are re-scored by :meth:`DenseIndex.exact_scores` (FAISS's own scores can differ in the last bits between
-    layouts, and it returns equal scores in heap order), a passage's best mention among equal scores is its
-    first by offset, and ties between passages are broken by passage id, so that one index and any sharding
-    of it rank exactly alike.
-    """
-    keep = rows >= 0
-    safe = np.where(keep, rows, 0)
-    if own >= 0:
-        keep &= index.row_doc[safe] != own
-    if kind is not None:
-        row_kind = index.row_kind[safe]
-        keep &= (row_kind == kind) | (row_kind == 0)
-    rows = rows[keep]
-    scores = index.exact_scores(query, rows)
-    spans = np.asarray(index.rows[rows, 1:3])
-    order = np.lexsort((spans[:, 1], spans[:, 0], -scores))  # best first; equal scores: first span
-    rows, scores = rows[order], scores[order]
-    _, first = np.unique(index.row_passage[rows], return_index=True)  # best first: the first of a passage is its best
-    first.sort()
-    found = []
-    for i in first:
-        number, start, end = (int(x) for x in index.rows[rows[i], :3])
-        found.append((index.passage_ids[number], float(scores[i]), start, end))
-    found.sort(key=lambda hit: (-hit[1], hit[0]))
-    return found[:k]
-
-
-def best_mention_of_passage(index: DenseIndex, query: np.ndarray, number: int, kind: int | None
-                            ) -> tuple[float, int, int] | None:
-    """``(exact score, start, end)`` of passage ``number``'s best eligible row (first span among equal scores),
-    or None when it has none of ``kind`` (or of unknown kind): the score best_mention_per_passage gives it."""
-    rows = index.rows_of_passage(number)
-    if kind is not None:
-        row_kind = index.row_kind[rows]
-        rows = rows[(row_kind == kind) | (row_kind == 0)]
-    if len(rows) == 0:
-        return None
-    scores = index.exact_scores(query, rows)
-    spans = np.asarray(index.rows[rows, 1:3])
-    best = np.lexsort((spans[:, 1], spans[:, 0], -scores))[0]
-    return float(scores[best]), int(spans[best, 0]), int(spans[best, 1])
-
-
-def best_mention_of_passages(index: DenseIndex, query: np.ndarray, numbers: np.ndarray, kind: int | None
-                             ) -> list[tuple[float, int, int] | None]:
-    """:func:`best_mention_of_passage` of many passages at once (one exact_scores call)."""
-    parts = [index.rows_of_passage(int(n)) for n in numbers]
-    if not parts:
-        return []
-    owner = np.repeat(np.arange(len(parts)), [len(r) for r in parts])
-    rows = np.concatenate(parts)
-    if kind is not None:
-        row_kind = index.row_kind[rows]
-        keep = (row_kind == kind) | (row_kind == 0)
-        rows, owner = rows[keep], owner[keep]
-    out: list[tuple[float, int, int] | None] = [None] * len(parts)
-    if len(rows) == 0:
-        return out
-    scores = index.exact_scores(query, rows)
-    spans = np.asarray(index.rows[rows, 1:3])
-    order = np.lexsort((spans[:, 1], spans[:, 0], -scores, owner))  # per passage: best first, then first span
-    owner, scores, spans = owner[order], scores[order], spans[order]
-    _, first = np.unique(owner, return_index=True)
-    for i in first:
-        out[int(owner[i])] = (float(scores[i]), int(spans[i, 0]), int(spans[i, 1]))
-    return out

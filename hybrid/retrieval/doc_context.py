@@ -34,6 +34,7 @@ from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.sparse import PassageBM25
 from indexes.lucene import PASSAGES
 from indexes.lucene_access import stored_raw_json
+from indexes.sharded_index import ShardedIndex
 
 #: Defaults of the safety net (chosen on ECB+ dev, raw corpus, as round values; see BENCHMARKS.md).
 PASSAGE_WEIGHT = 0.5
@@ -44,7 +45,6 @@ DEPTH = 200
 
 def passage_dirs(index) -> list[Path]:
     """The ``passages/`` Lucene directories of an index: one, or one per shard of a sharded index."""
-    from hybrid.scale.sharded_search import ShardedIndex  # deferred: importing it loads torch
 
     if isinstance(index, ShardedIndex):
         return [index.path / shard["name"] / PASSAGES for shard in index.metadata["shards"]]

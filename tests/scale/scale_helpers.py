@@ -6,7 +6,7 @@ import pytest
 
 
 def needs_sharded_search() -> None:
-    from hybrid.scale.sharded_search import has_global_stats_searcher
+    from indexes.sharded_index import has_global_stats_searcher
 
     if not has_global_stats_searcher():
         pytest.skip("the project jar (with io.hybrid.lucene.GlobalStatsSearcher) is not built or outdated")

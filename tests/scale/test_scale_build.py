@@ -133,7 +133,7 @@ def test_index_and_search_cli_on_a_sharded_index(tiny_corpus, tiny_index, data_d
 
 
 def test_anserini_tie_adjustment_by_hand():
-    from hybrid.scale.sharded_search import _java_round, anserini_tie_adjust
+    from indexes.sharded_index import _java_round, anserini_tie_adjust
 
     assert [_java_round(x) for x in (2.5, -2.5, 2.4999999999999996, 0.49999999999999994, -0.5)] == [3, -2, 2, 0, 0]
     f32 = np.float32
@@ -148,7 +148,7 @@ def test_anserini_tie_adjustment_by_hand():
 
 
 def test_merge_orders_by_score_then_id_and_cuts_at_k():
-    from hybrid.scale.sharded_search import merge_top
+    from indexes.sharded_index import merge_top
 
     a = (["b", "d"], [2.0, 1.0])
     b = (["a", "c", "e"], [2.0, 1.0, 0.5], ["a#0-1", "c#0-1", "e#0-1"])

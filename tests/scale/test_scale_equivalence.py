@@ -17,7 +17,7 @@ K = 100
 @pytest.fixture(scope="module")
 def indexes(sample_single, sample_sharded):
     needs_sharded_search()
-    from hybrid.scale.sharded_search import ShardedIndex, open_index
+    from indexes.sharded_index import ShardedIndex, open_index
     from indexes.sparse_index import SparseIndex
 
     single = SparseIndex(sample_single)

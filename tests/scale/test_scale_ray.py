@@ -57,8 +57,9 @@ def searched(engine, ray_sharded, sample_single, sample_topics, tiny_encoder):
     from features.encoder import BiEncoder
     from hybrid.core.formats.topics import read_topics
     from hybrid.retrieval.dense import DenseRetriever
-    from hybrid.scale.sharded_search import ShardedDense, open_index
+    from hybrid.scale.sharded_search import ShardedDense
     from indexes.faiss_index import build_dense_index
+    from indexes.sharded_index import open_index
     from indexes.sparse_index import SparseIndex
 
     single = SparseIndex(sample_single)
