@@ -35,6 +35,7 @@ from hybrid.core.records import Hit, Topic
 from hybrid.recipes import Context, RecipeSource, build_system, bundled_recipes, load_recipe
 from hybrid.retrieval.base import Stage
 from hybrid.sample import sample_index, sample_paths
+from indexes.sharded_index import open_index as open_any
 from indexes.sparse_index import SparseIndex
 
 SAMPLE = "sample"
@@ -155,8 +156,6 @@ def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
 def open_index(path: str | Path = SAMPLE, engine: str = "local", progress: bool = True):
     """A hybrid index (starts the JVM): a directory built by ``python -m hybrid.index``, a sharded index, or
     ``"sample"`` (the bundled sample's index, built under ``~/.cache/hybrid`` on first use)."""
-    from indexes.sharded_index import open_index as open_any  # deferred: importing it loads numpy (hybrid imports light)
-
     if str(path) == SAMPLE:
         return SparseIndex(sample_index(progress=progress))
     return open_any(path, engine)

@@ -1,7 +1,8 @@
 """The catalogue of feature providers: the built-in groups plus the pluggable external ones.
 
 Built-in groups (pure Python, always available): ``string``, ``type``, ``chain``, ``arguments``,
-``context``, ``first_stage``. External groups wrap other parts of the project (:mod:`ltr.providers`,
+``context``, ``first_stage``, ``union`` (the scores of a feature union ``a ** b`` in the candidate list).
+External groups wrap other parts of the project (:mod:`ltr.providers`,
 registered by it through :func:`register_external`): per-field sparse scores of the Java extractor,
 dense and fusion scores, the neural reader. An external provider whose module is missing or not usable is still
 listed, with the reason, so a feature set naming its features fails with an explanation rather than
@@ -14,12 +15,12 @@ import difflib
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from features.pairs import arguments, chains, context, first_stage, strings, types
+from features.pairs import arguments, chains, context, first_stage, strings, types, union
 from features.pairs.base import Feature, FeatureProvider
 from hybrid.core.errors import ConfigError
 
 BUILTIN: tuple[FeatureProvider, ...] = (
-    strings.GROUP, types.GROUP, chains.GROUP, arguments.GROUP, context.GROUP, first_stage.GROUP,
+    strings.GROUP, types.GROUP, chains.GROUP, arguments.GROUP, context.GROUP, first_stage.GROUP, union.GROUP,
 )
 
 

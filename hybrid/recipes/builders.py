@@ -11,7 +11,9 @@ The system types:
 * ``fuse`` - :class:`~hybrid.fusion.Fuse` of other recipes, named: ``recipes = ["multifield", "bm25f"]``;
 * ``pipeline`` - a recipe's stage followed by rerankers, each an inline table:
   ``{type = "ltr", model = "ltr/cmr-disck", featureset = "disck", learner = "logistic", depth = 100}`` or
-  ``{type = "reader", model = "reader/minilm", depth = 20}``.
+  ``{type = "reader", model = "reader/minilm", depth = 20}`` or a feature union,
+  ``{type = "union", recipes = ["bm25", "dense"]}``: those retrievers' scores of each hit become the
+  ``union_score_<i>`` / ``union_found_<i>`` features of the LTR reranker after it (the run's order untouched).
 
 Artifacts (trained models, dense indexes) are named by path in the recipe, relative to (and never leading
 outside: no ``..``, no absolute path elsewhere) the experiment's ``--artifacts DIR``
@@ -42,7 +44,7 @@ from hybrid.core.params import (
     params_by_name,
 )
 from hybrid.recipes.registry import Context, RecipeSource, build_system, load_recipe, register
-from hybrid.retrieval.base import Retriever, Stage
+from hybrid.retrieval.base import FeatureUnion, Retriever, Stage
 from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
 from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, SafetyNet
 from hybrid.retrieval.doc_context import PASSAGE_WEIGHT as SAFETY_PASSAGE_WEIGHT
@@ -325,6 +327,11 @@ RERANKER_PARAMS: dict[str, dict[str, Param]] = {
         Param("interpolate", (int, float, dict), None, "interpolate with the input run's scores: a weight, or a "
                                                        "table by kind {event = W, entity = W}",
               what="a number or a table {event = W, entity = W}")]),
+    "union": params_by_name([
+        Param("recipes", list, None, "the retrievers whose scores of each hit become the union_score_<i> / "
+                                     "union_found_<i> LTR features, in order: recipe names or inline tables",
+              what="a list of recipe names or inline tables", required=True),
+        Param("depth", int, None, "hits each retriever fetches (default: the incoming run's length)", minimum=1)]),
 }
 RERANKER_KEYS = {kind: set(params) | {"type"} for kind, params in RERANKER_PARAMS.items()}
 
@@ -334,7 +341,7 @@ def reranker_specs(system: dict, source: RecipeSource) -> list[dict]:
     specs = system.get("rerankers") or []
     if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
         raise source.error("rerankers", "'rerankers' must be a list of inline tables "
-                                        "{type = \"ltr\" | \"reader\", ...}")
+                                        "{type = \"ltr\" | \"reader\" | \"union\", ...}")
     for spec in specs:
         kind = spec.get("type")
         if kind not in RERANKER_KEYS:
@@ -343,8 +350,10 @@ def reranker_specs(system: dict, source: RecipeSource) -> list[dict]:
         if unknown:
             raise source.error("rerankers", f"unknown key {unknown[0]!r} for a {kind} reranker; allowed: "
                                             f"{sorted(RERANKER_KEYS[kind])}")
-        if "model" not in spec:
-            raise source.error("rerankers", f"a {kind} reranker needs 'model' (an artifact path)")
+        required = [p.name for p in RERANKER_PARAMS[kind].values() if p.required and p.name not in spec]
+        if required:
+            what = "(an artifact path)" if required[0] == "model" else "(a list of recipes)"
+            raise source.error("rerankers", f"a {kind} reranker needs '{required[0]}' {what}")
         for key, value in spec.items():
             problem = RERANKER_PARAMS[kind][key].problem(value) if key != "type" else None
             if problem:
@@ -359,6 +368,12 @@ def reranker_value(spec: dict, key: str):
 
 
 def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
+    if spec["type"] == "union":  # a feature union: scores for LTR, the run's order untouched
+        members = [build_named(name, context, source, "rerankers") for name in spec["recipes"]]
+        try:
+            return FeatureUnion(*members, depth=reranker_value(spec, "depth"))
+        except TypeError as exc:
+            raise source.error("rerankers", f"a union reranker: {exc}") from None
     if spec["type"] == "ltr":
         path = artifact_path(spec["model"], "rerankers", "ltr", context, source)
         model = TrainedModel.load(path)
@@ -411,15 +426,16 @@ def _safety_net(system: dict, context: Context, source: RecipeSource) -> Stage:
                                                          "or an inline table", what="a recipe name or an inline table",
                              required=True),
                        Param("rerankers", list, [], "rerankers, in order, each an inline table "
-                                                    "{type = \"ltr\" | \"reader\", model = ..., ...}",
-                             what='a list of inline tables {type = "ltr" | "reader", ...}')])
+                                                    "{type = \"ltr\" | \"reader\" | \"union\", ...}",
+                             what='a list of inline tables {type = "ltr" | "reader" | "union", ...}')])
 def _pipeline(system: dict, context: Context, source: RecipeSource) -> Stage:
     """A system followed by rerankers (LTR, the coreference reader)."""
     if system["first"] is None:
         raise source.error("type", "a pipeline needs 'first': the recipe whose run the rerankers reorder")
     specs = reranker_specs(system, source)
     for spec in specs:  # a missing model fails before the first stage is built
-        artifact_path(spec["model"], "rerankers", spec["type"], context, source)
+        if "model" in spec:
+            artifact_path(spec["model"], "rerankers", spec["type"], context, source)
     stage = build_named(system["first"], context, source, "first")
     for spec in specs:
         stage = stage >> build_reranker(spec, context, source)
