@@ -160,9 +160,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
-    from ltr.reader.context import LeadContext  # deferred: importing it loads numpy
-    from ltr.reader.infer import rerank_run, write_spans  # deferred: importing it loads numpy, torch
-    from ltr.reader.stage import index_mention_spans  # deferred: importing it loads ir_measures, numpy, torch
+    from ltr.reader.infer import write_spans  # deferred: importing it loads numpy, torch
+    from ltr.reader.stage import ReaderReranker  # deferred: importing it loads ir_measures, numpy, torch
     from ltr.reader.store import load_reader  # deferred: importing it loads numpy, torch
 
     check_outputs({"--output": args.output, "--spans": args.spans, "--output meta": f"{args.output}.meta.json"},
@@ -171,7 +170,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
         raise InputError(None, None, "--rerank-depth and --batch-size must be >= 1")
     weights = None
     if args.interpolate is not None:
-        from ltr.reader.interpolate import KindWeights, interpolate  # deferred: importing it loads ir_measures, numpy
+        from ltr.reader.interpolate import KindWeights  # deferred: importing it loads ir_measures, numpy
 
         weights = KindWeights.parse(args.interpolate)
     index = open_one_index(args.index, "python -m hybrid.reader")
@@ -183,13 +182,10 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     topics = [t for t in topics if t.qid in run]
     reader = load_reader(args.model, device=args.device)
     started = time.time()
-    reranked = rerank_run(reader, topics, run, index.passage_text, depth=args.rerank_depth,
-                          batch_size=args.batch_size, progress=not args.quiet,
-                          span_candidates=index_mention_spans(index) if args.span_source == "mentions" else None,
-                          context=LeadContext.for_reader(reader, index))
+    stage = ReaderReranker(reader, index, depth=args.rerank_depth, batch_size=args.batch_size,
+                           progress=not args.quiet, span_source=args.span_source, interpolate=weights)
+    reranked = stage.rerank(topics, run)  # the stage recipes run: reader, then interpolation when asked
     elapsed = time.time() - started
-    if weights is not None:
-        reranked = interpolate(reranked, weights, kinds={t.qid: t.kind for t in topics})
     pairs = sum(min(len(h), args.rerank_depth) for h in run.values())
     meta = {"run": args.output, "input_run": args.run, "model": args.model, "queries": len(topics), "pairs": pairs,
             "seconds": round(elapsed, 2), "pairs_per_second": round(pairs / elapsed, 1) if elapsed > 0 else None,
