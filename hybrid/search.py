@@ -48,7 +48,7 @@ from hybrid.core.params import Param
 from hybrid.core.provenance import inputs, produced_by, search_options
 from hybrid.recipes import BUILDERS, Context, build_system, load_recipe
 from hybrid.recipes.registry import CommandLineSource
-from hybrid.retrieval.base import Stage
+from hybrid.retrieval.base import Retriever, Stage
 from hybrid.sample import sample_index, sample_paths
 from indexes.sharded_index import ShardedIndex, open_index
 from indexes.sparse_index import SparseIndex
@@ -294,7 +294,10 @@ def main(argv: list[str] | None = None) -> int:
         print(skipped.summary(), file=sys.stderr)
     retriever = build_system_of(args, index)
     started = time.time()
-    run = retriever.search(topics, args.hits)
+    if isinstance(retriever, Retriever):
+        run = retriever.search(topics, args.hits)
+    else:  # a recipe's pipeline (first stage >> rerankers): run it, keep --hits per query
+        run = {qid: hits[: args.hits] for qid, hits in retriever(topics).items()}
     elapsed = time.time() - started
     components = getattr(retriever, "component_runs", {}) if args.model == "fused" and not args.recipe else {}
     meta = {
@@ -323,7 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         groups = {t.qid: t.kind for t in topics if t.kind}
         groups.update({t.qid: (index.query_record(t).kind or "unknown") for t in topics if not t.kind})
         measures = ("RR@10", "AP@100", "R@100", "nDCG@10")
-        print(format_table(evaluate(read_qrels(qrels_path), run, measures, groups), measures))
+        searched = {t.qid for t in topics}  # the topics this run answers, not every query the qrels judge
+        qrels = {qid: judged for qid, judged in read_qrels(qrels_path).items() if qid in searched}
+        print(format_table(evaluate(qrels, run, measures, groups), measures))
     return 0
 
 

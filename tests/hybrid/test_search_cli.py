@@ -144,3 +144,27 @@ def test_model_options_beside_a_recipe_and_bad_parameters_are_named(tiny_index, 
         search_main(["--index", str(tiny_index), "--topics", topics, "--weights", "nosuchsource=1",
                      "--output", str(tmp_path / "b.trec"), "--quiet"])
     assert not (tmp_path / "b.trec").exists()
+
+
+def test_a_pipeline_recipe_runs_from_the_search_command(tiny_index, data_dir, tmp_path):
+    """--recipe takes any recipe, rerankers included (here a feature union, which keeps the first stage's run)."""
+    recipe = tmp_path / "bm25-union.toml"
+    recipe.write_text('name = "bm25-union"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
+                      'rerankers = [{ type = "union", recipes = ["multifield"] }]\n')
+    topics = str(data_dir / "tiny_topics.tsv")
+    plain, piped = tmp_path / "bm25.trec", tmp_path / "piped.trec"
+    assert search_main(["--index", str(tiny_index), "--topics", topics, "--model", "bm25", "--hits", "3",
+                        "--output", str(plain), "--quiet"]) == 0
+    assert search_main(["--index", str(tiny_index), "--topics", topics, "--recipe", str(recipe), "--hits", "3",
+                        "--output", str(piped), "--quiet"]) == 0
+    assert [r[:5] for r in run_lines(plain)] == [r[:5] for r in run_lines(piped)]
+    assert {r[5] for r in run_lines(piped)} == {"bm25-union"}
+
+
+def test_search_evaluates_the_topics_it_ran_not_every_judged_query(tiny_index, data_dir, tmp_path, capsys):
+    one = tmp_path / "one.tsv"
+    one.write_text((data_dir / "tiny_topics.tsv").read_text().splitlines()[2] + "\n")
+    assert search_main(["--index", str(tiny_index), "--topics", str(one), "--qrels", str(data_dir / "tiny_qrels.txt"),
+                        "--output", str(tmp_path / "one.trec"), "--quiet"]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert rows["all"][1] == "1"  # one topic searched: one query averaged, not the three the qrels judge
