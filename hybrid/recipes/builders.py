@@ -257,8 +257,9 @@ def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
     from hybrid.retrieval.dense import DenseRetriever  # deferred: importing it loads numpy, torch
     from hybrid.scale.sharded_search import ShardedDense  # deferred: importing it loads numpy, torch
 
-    encoder = (artifact_path(system["encoder"], "encoder", "encoder", context, source)
-               if system["encoder"] is not None else None)
+    encoder = system["encoder"]  # on a command line: a folder or a model name, as typed (BiEncoder.load resolves it)
+    if encoder is not None and not context.plain_paths:
+        encoder = artifact_path(encoder, "encoder", "encoder", context, source)
     options = {"same_kind": system["same_kind"], "k": context.hits, "progress": context.progress,
                "device": context.device, "overfetch": system["overfetch"], "batch_size": system["batch_size"]}
     if system["index"] is None and isinstance(context.index, ShardedIndex):  # the shards' own dense parts

@@ -377,3 +377,15 @@ def test_combine_sum_adds_the_weighted_passage_score(dense_dir, encoder):
         assert hit.score == pytest.approx(expected, abs=1e-9) and not hit.docid.startswith("c3:")
     with pytest.raises(ValueError, match="combine"):
         DenseRetriever(dense_dir, encoder, combine="product")
+
+
+def test_search_cli_passes_an_encoder_name_to_the_loader(tmp_path, tiny_index, dense_dir, data_dir, capsys):
+    """--encoder takes a folder or a model name (resolved by BiEncoder.load), not only an existing path."""
+    from hybrid.cli_common import run_cli
+    from hybrid.search import main as search_main
+
+    rc = run_cli(search_main, ["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics",
+                               str(data_dir / "tiny_topics.jsonl"), "--model", "dense", "--encoder", "no-such/encoder",
+                               "--output", str(tmp_path / "d.trec"), "--quiet"])
+    assert rc != 0
+    assert "'no-such/encoder' is neither a local folder nor a cached Hugging Face model" in capsys.readouterr().err
