@@ -78,9 +78,6 @@ class SystemOption:
     def dest(self) -> str:
         return self.flag[2:].replace("-", "_")
 
-    def value(self, args: argparse.Namespace) -> Any:
-        return getattr(args, self.dest)
-
 
 SYSTEM_OPTIONS = (
     SystemOption("--query", "bm25", "formulation", "bm25"),
@@ -102,10 +99,11 @@ SYSTEM_OPTIONS = (
     SystemOption("--b", "bm25", "b", "bm25/multifield/bm25f and the safety net"),
     SystemOption("--batch-size", "multifield", "batch_size", "multifield"),
 )
-#: Which option to name when a system parameter is refused.
-OPTION_OF = {(option.system_type, option.param): option.flag for option in SYSTEM_OPTIONS} | {
-    (kind, "k1"): "--k1" for kind in ("multifield", "bm25f", "safety-net")} | {
-    (kind, "b"): "--b" for kind in ("multifield", "bm25f", "safety-net")} | {
+#: Which option to name when a system parameter is refused: every system type's parameter that an option sets
+#: (the same Param object, e.g. K1 in bm25, multifield, bm25f and the safety net), plus the options that
+#: choose a component rather than set a value.
+OPTION_OF = {(kind, param.name): option.flag for option in SYSTEM_OPTIONS for kind, builder in BUILDERS.items()
+             for param in builder.params.values() if param is option.spec} | {
     (kind, "same_kind"): "--any-kind" for kind in ("multifield", "bm25f", "dense")} | {
     ("dense", "index"): "--dense-index", ("fuse", "recipes"): "--fuse", ("safety-net", "base"): "--model"}
 
@@ -230,13 +228,13 @@ def build_system_of(args: argparse.Namespace, index) -> Stage:
     return build_system(search_system(args, index), context, CommandLineSource(None, "", OPTION_OF))
 
 
-def check_recipe_options(args: argparse.Namespace, defaults: argparse.Namespace) -> None:
+def check_recipe_options(args: argparse.Namespace, options: argparse.ArgumentParser) -> None:
     """With --recipe the recipe sets the system: a --model option given beside it would be silently ignored."""
     if not args.recipe:
         return
     given = [f"--{name.replace('_', '-')}" for name in (*[o.dest for o in SYSTEM_OPTIONS], "model", "no_safety_net",
-                                                         "any_kind", "dense_index", "fuse", "encoder")
-             if getattr(args, name) != getattr(defaults, name)]
+                                                         "any_kind", "dense_index", "fuse")
+             if getattr(args, name) != options.get_default(name)]
     if given:
         raise InputError(None, None, f"{given[0]} sets a --model option; with --recipe the recipe sets the system")
 
@@ -273,8 +271,9 @@ def default_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    check_recipe_options(args, parser().parse_args(["--topics", args.topics]))
+    options = parser()
+    args = options.parse_args(argv)
+    check_recipe_options(args, options)
     if args.recipe:
         args.model = args.recipe if not Path(args.recipe).suffix else Path(args.recipe).stem
     if args.depth is not None and args.depth < args.hits:

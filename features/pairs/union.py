@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from features.pairs.base import FeatureGroup, PairContext
 from features.pairs.views import RecordView
+from hybrid.core.records import UNION_KEY
 
 #: Members of a union that get features (a union may have more; the rest are not features).
 SLOTS = 4
-#: The key FeatureUnion writes (hybrid.retrieval.base.UNION_KEY; the ground rule keeps features/ below it).
-UNION_KEY = "union"
 
 GROUP = FeatureGroup("union", "the scores a feature union's retrievers (a ** b) give the candidate passage")
 

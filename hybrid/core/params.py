@@ -82,12 +82,6 @@ class Param:
         """A valid value in the parameter's type (an integer given for a number becomes a float)."""
         return float(value) if self.type is float else value
 
-    def help(self, default: Any = None) -> str:
-        """The ``--help`` line: the description, then the default (argparse's ``%(default)s`` is not used, so
-        the text is the same wherever the parameter is shown)."""
-        shown = self.default if default is None else default
-        return self.desc if shown is None else f"{self.desc} (default: {_plain(shown)})"
-
     def argparse_type(self) -> Callable[[str], Any]:
         """A converter for ``argparse`` that applies the same rule to a command-line string."""
 

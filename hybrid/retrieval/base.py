@@ -14,7 +14,7 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import UNION_KEY, Hit, Run, Topic
 
 
 class Stage(ABC):
@@ -81,10 +81,6 @@ class Pipeline(Stage):
             run = stage(topics, run)
         assert run is not None
         return run
-
-
-#: Where a feature union puts its scores on a hit (read by the ``union`` LTR feature group).
-UNION_KEY = "union"
 
 
 class FeatureUnion(Reranker):
