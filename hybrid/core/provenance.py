@@ -3,8 +3,9 @@ and the options that applied.
 
 :func:`produced_by` is the one block every artifact's metadata starts from - a run's ``.meta.json``, an
 index's ``hybrid-index.json`` / ``dense-index.json`` / shard manifest, a model directory's meta (LTR,
-reader, event collection, encoder, mention head): :func:`code_version` (the git commit of the checkout,
-with ``dirty`` when tracked files differ from it, or a sha256 of the project's source when it is not in git)
+reader, event collection, encoder; not yet the shipped mention-detection and coreference heads):
+:func:`code_version` (the git commit of the checkout, with ``dirty`` when tracked files differ from it, or a
+sha256 of the project's source when it is not in git)
 and :func:`versions` (Python, the engine's packages and jars, plus the learner's where a model needs them).
 Runs add the sha256 of the topics file and of the index's ``hybrid-index.json`` (:func:`inputs`), and only
 the options that applied to the model that ran (:func:`applied_options`).
