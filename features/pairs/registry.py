@@ -1,7 +1,8 @@
 """The catalogue of feature providers: the built-in groups plus the pluggable external ones.
 
 Built-in groups (pure Python, always available): ``string``, ``type``, ``chain``, ``arguments``,
-``context``, ``first_stage``, ``union`` (the scores of a feature union ``a ** b`` in the candidate list).
+``context``, ``first_stage``, ``union`` (the scores of a feature union ``a ** b`` in the candidate list),
+``neighbours`` (how the other candidates of the same list resemble the candidate).
 External groups wrap other parts of the project (:mod:`ltr.providers`,
 registered by it through :func:`register_external`): per-field sparse scores of the Java extractor,
 dense and fusion scores, the neural reader. An external provider whose module is missing or not usable is still
@@ -15,12 +16,13 @@ import difflib
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from features.pairs import arguments, chains, context, first_stage, strings, types, union
+from features.pairs import arguments, chains, context, first_stage, neighbours, strings, types, union
 from features.pairs.base import Feature, FeatureProvider
 from hybrid.core.errors import ConfigError
 
 BUILTIN: tuple[FeatureProvider, ...] = (
     strings.GROUP, types.GROUP, chains.GROUP, arguments.GROUP, context.GROUP, first_stage.GROUP, union.GROUP,
+    neighbours.PROVIDER,
 )
 
 
