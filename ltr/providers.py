@@ -13,6 +13,9 @@ otherwise ``available()`` says why, and a feature set naming its features fails 
   of the query to the candidate mention and to the passage's best mention, and the passage's rank in
   the dense run. Options (``[providers.dense]``): ``index`` (dense index folder; default the hybrid
   index's ``dense/``), ``encoder`` (default: the one recorded in the dense index), ``depth``.
+* ``dense_neighbours`` - :mod:`indexes.faiss_index`: the inner products of the candidate's mention vector (and
+  passage vector) with those of the other top candidates of its list (the ``neighbours`` group's idea over
+  bi-encoder vectors). Option: ``index`` (default: the hybrid index's ``dense/``).
 * ``fusion`` - :class:`hybrid.fusion.fuse.Fuse` of MultiFieldBM25 and the dense retriever: fused
   score and rank. Options: ``index``, ``encoder``, ``method`` (rrf|combsum|combmnz), ``depth``.
 * ``reader`` - :mod:`ltr.reader` (cross-encoder with span heads + pair scorer): the reader's pair
@@ -35,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from features.pairs.base import Feature, FeatureProvider, PairBatch
+from features.pairs.neighbours import PASSAGE_FAR, PASSAGE_NEAR, support
 from features.pairs.registry import register_external
 from hybrid.core.errors import ConfigError
 from hybrid.core.java import FEATURES
@@ -42,7 +46,7 @@ from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
 from hybrid.core.records import Run
 from hybrid.retrieval.bm25f import BM25F
 from hybrid.retrieval.sparse import MultiFieldBM25
-from indexes.faiss_index import DENSE_METADATA, resolve_dense_dir
+from indexes.faiss_index import DENSE_METADATA, DenseIndex, resolve_dense_dir
 from indexes.lucene import mention_doc_id
 
 
@@ -367,6 +371,95 @@ class DenseProvider(FeatureProvider):
         return values[:, [col[n] for n in names]]
 
 
+class DenseNeighboursProvider(FeatureProvider):
+    """The ``neighbours`` group's passage features over bi-encoder vectors: how close the candidate's mention
+    (and passage) vector lies to those of the other top candidates of its list. The fine-tuned span vectors
+    are trained to tell two similar events apart, which TF-IDF over passages cannot. No query encoding:
+    the vectors are read from the dense index."""
+
+    group = "dense_neighbours"
+    description = "bi-encoder similarity of the candidate to the other top candidates of its list (cluster hypothesis)"
+    OPTIONS = {"index": str}
+    NEAR, FAR = PASSAGE_NEAR, PASSAGE_FAR
+
+    def __init__(self, index: str | None = None):
+        self.index_path = index
+        self._indexes: dict[str, Any] = {}
+
+    def available(self) -> str | None:
+        return _dense_missing()
+
+    def configure(self, options: dict[str, Any]) -> DenseNeighboursProvider:
+        _check_options(self.group, options, self.OPTIONS)
+        if "index" in options:
+            try:
+                resolve_dense_dir(options["index"])
+            except FileNotFoundError as exc:
+                raise ConfigError(None, None, str(exc)) from None
+        return DenseNeighboursProvider(**options)
+
+    def identity(self) -> dict[str, Any]:
+        return DenseProvider(self.index_path).identity()
+
+    def features(self) -> dict[str, Feature]:
+        docs = {
+            f"dnb_mention_top{self.NEAR}": f"mean inner product of the candidate mention's vector with the {self.NEAR} "
+                                           "best other candidates' mention vectors",
+            f"dnb_mention_top{self.FAR}": f"the same over the {self.FAR} best other candidates",
+            f"dnb_passage_top{self.NEAR}": f"mean inner product of the candidate's passage vector with the {self.NEAR} "
+                                           "best other candidates' (NaN: the index has no passage vectors)",
+            f"dnb_passage_top{self.FAR}": f"the same over the {self.FAR} best other candidates",
+        }
+        return {n: Feature(n, self.group, doc) for n, doc in docs.items()}
+
+    def _open(self, hybrid_index_path: Path) -> DenseIndex:
+        key = str(self.index_path or hybrid_index_path)
+        if key not in self._indexes:
+            self._indexes[key] = DenseIndex(key)
+        return self._indexes[key]
+
+    @staticmethod
+    def _mention_vector(index: Any, number: int | None, start: int, end: int) -> np.ndarray | None:
+        """The vector of the candidate's span, else the normalised mean of its passage's mention vectors."""
+        if number is None:
+            return None
+        rows = index.rows_of_passage(number)
+        if len(rows) == 0:
+            return None
+        spans = np.asarray(index.rows[rows, 1:3])
+        exact = np.nonzero((spans[:, 0] == start) & (spans[:, 1] == end))[0]
+        vectors = index.faiss.reconstruct_batch(np.ascontiguousarray(rows[exact[:1]] if len(exact) else rows,
+                                                                      dtype=np.int64))
+        mean = np.asarray(vectors, dtype=np.float64).mean(axis=0)
+        norm = np.linalg.norm(mean)
+        return mean / norm if norm > 0 else mean
+
+    def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
+        if batch.resources is None:
+            raise ValueError("dense neighbour features need a batch built from an index")
+        index = self._open(batch.resources.index.path)
+        columns = list(self.features())
+        values = np.full((len(batch.pairs), 4), np.nan, dtype=np.float32)
+        for q in range(len(batch.queries)):
+            lo, hi = batch.offsets[q], batch.offsets[q + 1]
+            pairs = batch.pairs[lo:hi]
+            numbers = [index.passage_number.get(p.hit.docid) for p in pairs]
+            found = [i for i, n in enumerate(numbers) if n is not None]
+            mentions = [self._mention_vector(index, numbers[i], pairs[i].candidate.record.start,
+                                             pairs[i].candidate.record.end) for i in found]
+            keep = [i for i, v in zip(found, mentions, strict=True) if v is not None]
+            if keep:
+                vectors = np.stack([v for v in mentions if v is not None])
+                values[[lo + i for i in keep], 0] = support(vectors, self.NEAR)
+                values[[lo + i for i in keep], 1] = support(vectors, self.FAR)
+            if found and index.has_passage_vectors:
+                passages = index.passage_vectors.reconstruct_batch(
+                    np.ascontiguousarray([numbers[i] for i in found], dtype=np.int64))
+                values[[lo + i for i in found], 2] = support(passages, self.NEAR)
+                values[[lo + i for i in found], 3] = support(passages, self.FAR)
+        return values[:, [columns.index(n) for n in names]]
+
+
 # -- the neural reader ----------------------------------------------------------------------------------------
 
 
@@ -482,6 +575,7 @@ def external_providers() -> list[FeatureProvider]:
         RetrieverScoresProvider("bm25f", "BM25F (mention, coref, ner, context) score and rank of the candidate",
                                 _bm25f, depth=100, requires=_bm25f_missing),
         DenseProvider(),
+        DenseNeighboursProvider(),
         FusionProvider(),
         ReaderProvider(),
     ]

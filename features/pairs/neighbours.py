@@ -60,6 +60,15 @@ def _best_others(n: int, k: int) -> list[list[int]]:
     return [[j for j in range(min(n, k + 1)) if j != i][:k] for i in range(n)]
 
 
+def support(vectors: np.ndarray, k: int) -> np.ndarray:
+    """For each row of a candidate list's ``(n, d)`` vectors (best first), the mean inner product with the
+    ``k`` best other rows: the dense form of the passage features, for providers that hold vectors."""
+    vectors = np.asarray(vectors, dtype=np.float64)
+    sims = vectors @ vectors.T
+    return np.array([sims[i, others].mean() if others else 0.0
+                     for i, others in enumerate(_best_others(len(vectors), k))])
+
+
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 

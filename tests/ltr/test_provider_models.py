@@ -49,6 +49,34 @@ def test_dense_similarities_and_rank(batch, dense_dir):
     assert ((values[:, 2] > 0) == (values[:, 3] == 1)).all() and values[:, 3].sum() > 0
 
 
+def test_dense_neighbours_match_a_direct_computation(batch, dense_dir):
+    from indexes.faiss_index import DenseIndex
+
+    provider = registry.configured("dense_neighbours", {"index": str(dense_dir)})
+    names = list(provider.features())
+    values = provider.compute(batch, names)
+    assert values.shape == (len(batch), 4) and np.isfinite(values).all()
+    index = DenseIndex(dense_dir)
+    lo, hi = batch.offsets[0], batch.offsets[1]
+    assert hi - lo >= 3
+    numbers = [index.passage_number[p.hit.docid] for p in batch.pairs[lo:hi]]
+    passages = index.passage_vectors.reconstruct_batch(np.asarray(numbers, dtype=np.int64))
+    sims = passages @ passages.T
+    best_other = [j for j in range(hi - lo) if j != 2][:5]  # the 3rd candidate's five best others
+    assert values[lo + 2, names.index("dnb_passage_top5")] == pytest.approx(sims[2, best_other].mean(), abs=1e-5)
+    # a matched span is one of its passage's rows: its vector is that row's
+    pair = batch.pairs[lo]
+    rows = index.rows_of_passage(numbers[0])
+    match = [r for r in rows if (index.rows[r, 1], index.rows[r, 2]) == (pair.candidate.record.start,
+                                                                          pair.candidate.record.end)]
+    assert match, "the first stage matched an indexed span"
+    own = index.faiss.reconstruct(int(match[0]))
+    others = [provider._mention_vector(index, n, p.candidate.record.start, p.candidate.record.end)
+              for n, p in zip(numbers[1:6], batch.pairs[lo:hi][1:6], strict=True)]
+    want = np.mean([float(own @ o) for o in others])
+    assert values[lo, names.index("dnb_mention_top5")] == pytest.approx(want, abs=1e-5)
+
+
 def test_fusion_scores(batch, dense_dir):
     provider = registry.configured("fusion", {"index": str(dense_dir), "method": "rrf"})
     values = provider.compute(batch, ["fusion_found", "fusion_rr"])
