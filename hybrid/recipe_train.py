@@ -91,7 +91,8 @@ def train_recipe(recipe, context, topics: list, qrels, seed: int = 0, max_querie
         run = stage(chosen)
         first_s = time.perf_counter() - started
         log.info("%s: first stages on %d training topics in %.0fs", recipe.name, len(chosen), first_s)
-        matrix = extract_matrix(resources, chosen, run, featureset.feature_names, depth, progress=True)
+        matrix = extract_matrix(resources, chosen, run, featureset.feature_names, depth, progress=True,
+                                options=featureset.provider_options)
         matrix = matrix.with_labels(qrels)
         features_s = time.perf_counter() - started - first_s
         config = {"recipe": recipe.name, "recipe_file": str(source.path), "stages": stage.name,

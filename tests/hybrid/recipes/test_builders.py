@@ -129,6 +129,33 @@ def test_ltr_pipeline_trains_through_recipe_train_and_reranks(sparse_index, topi
         recipe.build(Context(index=sparse_index, hits=5, artifacts=tmp_path))
 
 
+def test_recipe_train_extracts_with_the_feature_sets_provider_options(sparse_index, topics, data_dir, tiny_bert,
+                                                                      tmp_path):
+    """A provider option of the feature set ([providers.dense_neighbours] index) reaches training, not only
+    reranking: without it the provider looks for a dense index inside the hybrid index, which has none."""
+    from features.encoder import BiEncoder
+    from hybrid.core.formats.qrels import read_qrels
+    from hybrid.recipe_train import train_recipe
+    from indexes.faiss_index import build_dense_index
+
+    dense = tmp_path / "elsewhere" / "dense"
+    build_dense_index(sparse_index, BiEncoder.load(tiny_bert, device="cpu"), dense, progress=False)
+    (tmp_path / "nb.toml").write_text(
+        'name = "nb"\n[groups.first_stage]\nfeatures = ["fs_score"]\n[groups.dense_neighbours]\nfeatures = ["*"]\n'
+        f'[providers.dense_neighbours]\nindex = "{dense}"\n')
+    recipe_path = tmp_path / "nb-recipe.toml"
+    recipe_path.write_text(
+        'name = "tiny-nb"\n[system]\ntype = "pipeline"\nfirst = "multifield"\n'
+        f'rerankers = [{{ type = "ltr", model = "m/nb", featureset = "{tmp_path / "nb.toml"}", '
+        'learner = "logistic", depth = 5 }]\n')
+    context = Context(index=sparse_index, hits=5, artifacts=tmp_path)
+    recipe = load_recipe(str(recipe_path))
+    written = train_recipe(recipe, context, topics, read_qrels(data_dir / "tiny_qrels.txt"), seed=0)
+    assert written == [tmp_path / "m" / "nb"]
+    run = recipe.build(Context(index=sparse_index, hits=5, artifacts=tmp_path))(topics)
+    assert set(run) == {t.qid for t in topics}
+
+
 def test_dense_recipe_resolves_its_index_under_the_artifacts_env(sparse_index, topics, tiny_bert, tmp_path,
                                                                monkeypatch):
     from features.encoder import BiEncoder
