@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from features.pairs.base import Feature, FeatureProvider, PairBatch, PairContext
-from features.pairs.context import document_vector, mention_terms
+from features.pairs.context import document_vector, idf_coverage, mention_terms
 from features.pairs.views import PassageView, TermStats, cosine, memo, tfidf_vector
 
 #: How many of the best other candidates each similarity feature averages over.
@@ -114,11 +114,7 @@ class NeighboursProvider(FeatureProvider):
             other_docs = [j for j in range(n) if leaders[j] and docs[j] != docs[i]][:DOCUMENT_NEAR]
             own = document_vector(p.doc, stats)
             out[i, 2] = _mean([cosine(own, document_vector(pairs[j].doc, stats)) for j in other_docs])
-            terms = mention_idf[i]
-            total = sum(terms.values())
-            if total > 0:
-                out[i, 3] = _mean([sum(w for t, w in terms.items() if t in mention_sets[j]) / total
-                                   for j in mentions[i]])
+            out[i, 3] = _mean([idf_coverage(mention_idf[i], mention_sets[j]) for j in mentions[i]])
             out[i, 4] = math.log1p(per_doc[docs[i]] - 1)
             out[i, 5] = 1.0 / (first_of_doc[docs[i]] + 1)
         return out
