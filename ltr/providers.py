@@ -200,6 +200,16 @@ def _check_options(group: str, options: dict[str, Any], allowed: dict[str, type 
             raise ConfigError(None, None, f"[providers.{group}] {key} has the wrong type ({type(value).__name__})")
 
 
+def _check_dense_options(group: str, options: dict[str, Any], allowed: dict[str, type | tuple]) -> None:
+    """:func:`_check_options`, and an ``index`` option must name a dense index."""
+    _check_options(group, options, allowed)
+    if "index" in options:
+        try:
+            resolve_dense_dir(options["index"])
+        except FileNotFoundError as exc:
+            raise ConfigError(None, None, str(exc)) from None
+
+
 def folder_digest(path: str | Path) -> str:
     """sha256 over the names and contents of the files of a model folder (what fixes its outputs)."""
     digest = hashlib.sha256()
@@ -301,12 +311,7 @@ class DenseProvider(FeatureProvider):
         return _dense_missing()
 
     def configure(self, options: dict[str, Any]) -> DenseProvider:
-        _check_options(self.group, options, self.OPTIONS)
-        if "index" in options:
-            try:
-                resolve_dense_dir(options["index"])
-            except FileNotFoundError as exc:
-                raise ConfigError(None, None, str(exc)) from None
+        _check_dense_options(self.group, options, self.OPTIONS)
         return DenseProvider(**options)
 
     def identity(self) -> dict[str, Any]:
@@ -390,12 +395,7 @@ class DenseNeighboursProvider(FeatureProvider):
         return _dense_missing()
 
     def configure(self, options: dict[str, Any]) -> DenseNeighboursProvider:
-        _check_options(self.group, options, self.OPTIONS)
-        if "index" in options:
-            try:
-                resolve_dense_dir(options["index"])
-            except FileNotFoundError as exc:
-                raise ConfigError(None, None, str(exc)) from None
+        _check_dense_options(self.group, options, self.OPTIONS)
         return DenseNeighboursProvider(**options)
 
     def identity(self) -> dict[str, Any]:
