@@ -99,18 +99,23 @@ def test_fuse_by_recipe_name_equals_fusing_the_component_runs(sparse_index, topi
         assert [h.score for h in fused[topic.qid]] == pytest.approx([h.score for h in expected[topic.qid]])
 
 
+def ltr_recipe(folder, name: str, featureset):
+    """A recipe ``tiny-<name>``: multifield >> a logistic LTR model ``m/<name>`` over ``featureset``, depth 5."""
+    path = folder / f"{name}-recipe.toml"
+    path.write_text(
+        f'name = "tiny-{name}"\n[system]\ntype = "pipeline"\nfirst = "multifield"\n'
+        f'rerankers = [{{ type = "ltr", model = "m/{name}", featureset = "{featureset}", '
+        'learner = "logistic", depth = 5 }]\n')
+    return load_recipe(str(path))
+
+
 def test_ltr_pipeline_trains_through_recipe_train_and_reranks(sparse_index, topics, data_dir, tmp_path):
     from hybrid.core.formats.qrels import read_qrels
     from hybrid.recipe_train import train_recipe
 
     (tmp_path / "tiny.toml").write_text(TINY_FEATURES)
-    recipe_path = tmp_path / "disck.toml"
-    recipe_path.write_text(
-        'name = "tiny-disck"\n[system]\ntype = "pipeline"\nfirst = "multifield"\n'
-        f'rerankers = [{{ type = "ltr", model = "m/disck", featureset = "{tmp_path / "tiny.toml"}", '
-        'learner = "logistic", depth = 5 }]\n')
+    recipe = ltr_recipe(tmp_path, "disck", tmp_path / "tiny.toml")
     context = Context(index=sparse_index, hits=5, artifacts=tmp_path)
-    recipe = load_recipe(str(recipe_path))
     with pytest.raises(ConfigError, match="ltr artifact"):
         recipe.build(context)
     written = train_recipe(recipe, context, topics, read_qrels(data_dir / "tiny_qrels.txt"), seed=0)
@@ -143,13 +148,8 @@ def test_recipe_train_extracts_with_the_feature_sets_provider_options(sparse_ind
     (tmp_path / "nb.toml").write_text(
         'name = "nb"\n[groups.first_stage]\nfeatures = ["fs_score"]\n[groups.dense_neighbours]\nfeatures = ["*"]\n'
         f'[providers.dense_neighbours]\nindex = "{dense}"\n')
-    recipe_path = tmp_path / "nb-recipe.toml"
-    recipe_path.write_text(
-        'name = "tiny-nb"\n[system]\ntype = "pipeline"\nfirst = "multifield"\n'
-        f'rerankers = [{{ type = "ltr", model = "m/nb", featureset = "{tmp_path / "nb.toml"}", '
-        'learner = "logistic", depth = 5 }]\n')
+    recipe = ltr_recipe(tmp_path, "nb", tmp_path / "nb.toml")
     context = Context(index=sparse_index, hits=5, artifacts=tmp_path)
-    recipe = load_recipe(str(recipe_path))
     written = train_recipe(recipe, context, topics, read_qrels(data_dir / "tiny_qrels.txt"), seed=0)
     assert written == [tmp_path / "m" / "nb"]
     run = recipe.build(Context(index=sparse_index, hits=5, artifacts=tmp_path))(topics)
