@@ -11,4 +11,4 @@ fi
 . .venv/bin/activate
 ruff check hybrid features indexes ltr tests benchmarks
 lint-imports  # the layer contract in pyproject.toml (docs/architecture.md)
-python -m pytest -q tests "$@"
+python -m pytest tests "$@"  # -q comes from pyproject (twice would hide the closing "N passed" line)
