@@ -105,13 +105,15 @@ class NeighboursProvider(FeatureProvider):
             per_doc[d] = per_doc.get(d, 0) + 1
         far = _best_others(n, PASSAGE_FAR)
         mentions = _best_others(n, MENTION_NEAR)
-        leaders = [i == first_of_doc[d] for i, d in enumerate(docs)]  # each document's best candidate
+        # each document's best candidate, in list order; one per document, so excluding the candidate's own
+        # document drops at most one of the first DOCUMENT_NEAR + 1
+        leaders = sorted(first_of_doc.values())[:DOCUMENT_NEAR + 1]
         out = np.zeros((n, len(_DOCS)), dtype=np.float32)
         for i, p in enumerate(pairs):
             sims = [cosine(passages[i], passages[j]) for j in far[i]]
             out[i, 0] = _mean(sims[:PASSAGE_NEAR])
             out[i, 1] = _mean(sims)
-            other_docs = [j for j in range(n) if leaders[j] and docs[j] != docs[i]][:DOCUMENT_NEAR]
+            other_docs = [j for j in leaders if docs[j] != docs[i]][:DOCUMENT_NEAR]
             own = document_vector(p.doc, stats)
             out[i, 2] = _mean([cosine(own, document_vector(pairs[j].doc, stats)) for j in other_docs])
             out[i, 3] = _mean([idf_coverage(mention_idf[i], mention_sets[j]) for j in mentions[i]])
