@@ -1,0 +1,45 @@
+"""The pure helpers of benchmarks/ltr_variants.py: per-query z-scores, judged-only training lists, condensed runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hybrid.core.records import Hit
+from ltr.matrix import FeatureMatrix
+
+
+@pytest.fixture(scope="module")
+def script(benchmark_script):
+    return benchmark_script("ltr_variants")
+
+
+def matrix() -> FeatureMatrix:
+    qids = np.array(["q1", "q1", "q1", "q2", "q2"])
+    docids = np.array(["a", "b", "c", "a", "d"])
+    X = np.array([[1.0, 5.0], [2.0, 5.0], [3.0, 5.0], [10.0, 0.0], [20.0, 1.0]], dtype=np.float32)
+    return FeatureMatrix(qids, docids, X, ["f", "g"], np.zeros(5), np.full((5, 2), -1), np.array([1, 0, 0, 0, 1]))
+
+
+def test_query_zscores_are_relative_to_each_list(script):
+    m = matrix()
+    z = script.query_zscores(m, m.X.astype(np.float64))
+    np.testing.assert_allclose(z[:3, 0], [-1.224745, 0.0, 1.224745], atol=1e-6)
+    np.testing.assert_allclose(z[:3, 1], 0.0)  # constant inside q1: 0, not a division by zero
+    np.testing.assert_allclose(z[3:, 0], [-1.0, 1.0])
+    np.testing.assert_allclose(z[3:, 1], [-1.0, 1.0])
+
+
+def test_judged_only_drops_unlabelled_candidates_outside_the_judged_sentences(script):
+    kept = script.judged_only(matrix(), validated={"a"})
+    # q1: a (judged), b and c (unjudged, no qrel) dropped; q2: a (judged), d (relevant, kept though unjudged)
+    assert list(zip(kept.qids.tolist(), kept.docids.tolist(), strict=True)) == [("q1", "a"), ("q2", "a"), ("q2", "d")]
+    assert kept.labels.tolist() == [1, 0, 1]
+    assert kept.X.shape == (3, 2)
+
+
+def test_condensed_run_keeps_judged_and_relevant_hits_in_order(script):
+    run = {"q1": [Hit("c", 3.0), Hit("a", 2.0), Hit("b", 1.0), Hit("d", 0.5)]}
+    qrels = {"q1": {"d": 1, "b": 0}}
+    out = script.condensed(run, qrels, validated={"a"})
+    assert [h.docid for h in out["q1"]] == ["a", "b", "d"]  # b: judged non-relevant in the qrels
