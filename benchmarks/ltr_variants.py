@@ -244,10 +244,8 @@ class Variants:
 
 def judged_only(matrix: FeatureMatrix, validated: set[str]) -> FeatureMatrix:
     """Drop unlabelled candidates of sentences outside the completely judged (curated) ones."""
-    keep = np.array([label > 0 or str(d) in validated for label, d in zip(matrix.labels, matrix.docids,
-                                                                          strict=True)])
-    return FeatureMatrix(matrix.qids[keep], matrix.docids[keep], matrix.X[keep], list(matrix.names),
-                         matrix.scores[keep], matrix.spans[keep], matrix.labels[keep])
+    return matrix.rows(np.array([label > 0 or str(d) in validated
+                                 for label, d in zip(matrix.labels, matrix.docids, strict=True)]))
 
 
 def condensed(run: Run, qrels, validated: set[str]) -> Run:

@@ -63,7 +63,10 @@ class FeatureMatrix:
         return FeatureMatrix(self.qids, self.docids, self.X[:, idx], list(names), self.scores, self.spans, self.labels)
 
     def queries(self, qids: Sequence[str] | set[str]) -> FeatureMatrix:
-        keep = np.isin(self.qids, np.array(sorted(set(qids)), dtype=self.qids.dtype))
+        return self.rows(np.isin(self.qids, np.array(sorted(set(qids)), dtype=self.qids.dtype)))
+
+    def rows(self, keep: np.ndarray) -> FeatureMatrix:
+        """The rows a boolean mask keeps, in order (labels included)."""
         return FeatureMatrix(self.qids[keep], self.docids[keep], self.X[keep], list(self.names), self.scores[keep],
                              self.spans[keep], None if self.labels is None else self.labels[keep])
 
