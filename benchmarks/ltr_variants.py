@@ -168,6 +168,7 @@ class Variants:
         self.setup, self.train, self.dev, self.resources = setup, train, dev, resources
         self.train_topics, self.dev_topics = train_topics, dev_topics
         self.kind_of = {t.qid: t.kind for t in [*train_topics, *dev_topics]}
+        self._reference: np.ndarray | None = None
 
     def fit_score(self, train: FeatureMatrix, dev: FeatureMatrix, params: dict | None = None, seed: int = 0):
         model = train_model(self.setup.learner, {**self.setup.params, **(params or {})}, self.setup.featureset,
@@ -175,7 +176,10 @@ class Variants:
         return model.score(dev)
 
     def reference(self) -> np.ndarray:
-        return self.fit_score(self.train, self.dev)
+        """The recipe's model's dev scores (fitted once: the cascade's first pass reuses them)."""
+        if self._reference is None:
+            self._reference = self.fit_score(self.train, self.dev)
+        return self._reference
 
     def without_group(self, group: str) -> np.ndarray:
         featureset = self.setup.featureset.without_group(group)
