@@ -146,13 +146,7 @@ def cached_matrix(path: Path, stage, resources: IndexResources, topics: list[Top
 
 def query_zscores(matrix: FeatureMatrix, X: np.ndarray) -> np.ndarray:
     """Every column z-scored inside each query's candidate list (a constant column becomes 0)."""
-    out = np.zeros_like(X)
-    offsets = matrix.offsets
-    for lo, hi in zip(offsets[:-1], offsets[1:], strict=True):
-        block = X[lo:hi]
-        std = block.std(axis=0)
-        out[lo:hi] = (block - block.mean(axis=0)) / np.where(std > 0, std, 1.0)
-    return out
+    return Normaliser.fit(X, ["query_zscore"] * X.shape[1]).transform(X, matrix.offsets)
 
 
 def topic_of(topic: Topic) -> str:
