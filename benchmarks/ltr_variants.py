@@ -222,9 +222,7 @@ class Variants:
         trust an in-sample score); the second sees every feature, the neighbour group recomputed around
         the reranked list, and the first pass's score z-scored per query.
         """
-        if "neighbours" not in self.setup.featureset.group_names:
-            raise SystemExit("the cascade variant needs the neighbours group in the feature set")
-        names = [n for n in self.setup.featureset.feature_names if self.setup.featureset.group_of(n) == "neighbours"]
+        names = self.setup.featureset.only_groups(["neighbours"]).feature_names  # a ConfigError without the group
         normaliser = Normaliser.fit(self.train.X, self.setup.featureset.normalisations())
 
         def second_pass_features(matrix: FeatureMatrix, topics: list[Topic], first: np.ndarray) -> np.ndarray:
