@@ -163,7 +163,7 @@ def open_index(path: str | Path = SAMPLE, engine: str = "local", progress: bool 
 
 def sample_path(what: str, value: str | Path | None) -> str | Path | None:
     """``value``, or the bundled sample's file when ``value`` is ``"sample"`` (``what``: topics, topics_tsv, qrels,
-    corpus)."""
+    corpus, judged)."""
     if value is not None and str(value) == SAMPLE:
         return getattr(sample_paths(), what)
     return value
@@ -251,10 +251,16 @@ def list_recipes() -> list[str]:
 
 def evaluate(run: Mapping[str, list[Hit]] | str | Path, qrels_source: str | Path | Mapping = SAMPLE,
              measures: Iterable[str] = SEARCH_MEASURES, by_kind: bool = True,
-             per_query: bool = False) -> dict[str, dict[str, float]]:
+             per_query: bool = False, judged: str | Path | Iterable[str] | None = None,
+             judged_only: bool = False) -> dict[str, dict[str, float]]:
     """Mean of each measure (ir_measures or trec_eval names) over the judged queries: ``{"all": {...}}`` plus one
     entry per query kind when the run knows its topics' kinds (as ``hybrid.search --qrels`` prints them).
-    With ``per_query``: ``{measure: {qid: value}}`` instead. ``run`` may be a TREC run file."""
+    With ``per_query``: ``{measure: {qid: value}}`` instead. ``run`` may be a TREC run file.
+
+    ``judged``: passages judged for every query (a file of ids, ``"sample"``, or the ids), counted as judged
+    non-relevant where a query's qrels do not list them; ``judged_only`` scores condensed lists, with each
+    query's unjudged passages removed (``trec_eval -J``; see :mod:`hybrid.evaluation.judged`)."""
+    from hybrid.evaluation import judged as incomplete  # deferred, as below
     from hybrid.evaluation.measures import evaluate as evaluate_run  # deferred: importing it loads ir_measures
     from hybrid.evaluation.measures import parse_measures  # deferred: importing it loads ir_measures
     from hybrid.evaluation.measures import per_query as per_query_scores  # deferred: importing it loads ir_measures
@@ -262,8 +268,13 @@ def evaluate(run: Mapping[str, list[Hit]] | str | Path, qrels_source: str | Path
     if isinstance(run, str | Path):
         run = Run.read(run)
     names = parse_measures(list(measures))
-    judged = qrels(qrels_source)
-    if per_query:
-        return per_query_scores(judged, run, names)
+    labels = qrels(qrels_source)
     groups = run.groups() if by_kind and isinstance(run, Run) else None
-    return evaluate_run(judged, run, names, groups or None)
+    if judged is not None:
+        ids = incomplete.read_judged(sample_path("judged", judged)) if isinstance(judged, str | Path) else judged
+        labels = incomplete.with_judged(labels, ids, run)
+    if judged_only:
+        run = incomplete.judged_only(run, labels)
+    if per_query:
+        return per_query_scores(labels, run, names)
+    return evaluate_run(labels, run, names, groups or None)

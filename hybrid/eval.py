@@ -7,6 +7,15 @@ Examples::
     python -m hybrid.eval -m map -m recip_rank -m ndcg_cut_10 qrels.dev.txt run.trec
     # a run of the bundled sample's topics
     python -m hybrid.eval sample sample.multifield.trec --topics sample --by-kind
+    # incomplete judgments: passages judged for every query (ECB+: its curated sentences), then the same
+    # run on condensed lists (each query's unjudged passages removed, as trec_eval -J)
+    python -m hybrid.eval --qrels qrels.dev.txt --run run.trec --judged judged.txt
+    python -m hybrid.eval --qrels qrels.dev.txt --run run.trec --judged judged.txt -J
+
+ECB+'s list of completely judged passages is its curated sentences (``validated`` in ``corpus.jsonl``)::
+
+    python -c "import json, sys; [print(p['id']) for p in map(json.loads, sys.stdin) if p.get('validated')]" \
+        < corpus.jsonl > judged.txt
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from hybrid.core.formats.consistency import compare_query_ids, topic_query_ids
 from hybrid.core.formats.lines import iter_lines, parse_json_object
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run
+from hybrid.evaluation.judged import judged_only, read_judged, unjudged_count, with_judged
 from hybrid.evaluation.measures import DEFAULT_MEASURES, evaluate, parse_measures, per_query
 
 
@@ -65,6 +75,13 @@ def parser() -> argparse.ArgumentParser:
                                     "sample's")
     p.add_argument("--by-kind", action="store_true", help="split results by event/entity")
     p.add_argument("--per-query", action="store_true", help="print one row per query")
+    p.add_argument("--judged", metavar="FILE", help="passage ids judged for every query, one per line ('sample' for "
+                                                    "the bundled sample's curated sentences): a listed passage that "
+                                                    "a query's qrels do not list counts as judged non-relevant for "
+                                                    "it (Judged@k, infAP, -J)")
+    p.add_argument("-J", "--judged-only", action="store_true",
+                   help="as trec_eval -J: score each query's ranking with its unjudged passages removed (condensed "
+                        "lists); a diagnostic beside the standard numbers, not a replacement")
     p.add_argument("--json", action="store_true", help="machine-readable output (with --per-query: one JSON document "
                                                        "{summary, per_query})")
     return p
@@ -91,6 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     topic_ids = topic_query_ids(args.topics) if args.topics else None
     for line in compare_query_ids(qrels, run, topic_ids).lines():
         print(f"warning: {line}", file=sys.stderr)
+    if args.judged:
+        qrels = with_judged(qrels, read_judged(sample_path("judged", args.judged)), run)
+    if args.judged_only:
+        unjudged, total = unjudged_count(run, qrels)
+        print(f"condensed lists (-J): {unjudged} of {total} retrieved passages are unjudged and removed",
+              file=sys.stderr)
+        run = judged_only(run, qrels)
     groups = None
     if args.by_kind:
         groups = kinds_from_topics(args.topics) if args.topics else {

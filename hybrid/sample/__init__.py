@@ -21,10 +21,12 @@ class SamplePaths:
     topics: Path
     topics_tsv: Path
     qrels: Path
+    judged: Path  # the curated sentences, which ECB+ judges completely (hybrid.eval --judged)
 
 
 def sample_paths() -> SamplePaths:
-    return SamplePaths(HERE / "corpus.jsonl", HERE / "topics.jsonl", HERE / "topics.tsv", HERE / "qrels.txt")
+    return SamplePaths(HERE / "corpus.jsonl", HERE / "topics.jsonl", HERE / "topics.tsv", HERE / "qrels.txt",
+                       HERE / "judged.txt")
 
 
 def cache_dir() -> Path:

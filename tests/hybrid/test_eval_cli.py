@@ -104,3 +104,41 @@ def test_plain_per_query_rows_then_table(files, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[:2] == ["q1 RR@10=0.5000", "q2 RR@10=0.0000"]
     assert lines[2].split()[0] == "group"
+
+
+def test_judged_list_and_condensed_lists(tmp_path, capsys):
+    qrels, run, judged = tmp_path / "qrels.txt", tmp_path / "run.trec", tmp_path / "judged.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d3 1\n")
+    run.write_text("q1 Q0 d2 1 3.0 t\nq1 Q0 d1 2 2.0 t\nq1 Q0 d8 3 1.5 t\nq1 Q0 d3 4 1.0 t\n")
+    judged.write_text("d2\n")
+    base = ["--qrels", str(qrels), "--run", str(run), "--json", "--measures", "AP@100", "Judged@10"]
+    assert eval_main(base) == 0
+    assert _json(capsys)["all"] == {"AP@100": pytest.approx(0.5), "Judged@10": pytest.approx(0.5), "#q": 1}
+    assert eval_main([*base, "--judged", str(judged)]) == 0
+    assert _json(capsys)["all"] == {"AP@100": pytest.approx(0.5), "Judged@10": pytest.approx(0.75), "#q": 1}
+    assert eval_main([*base, "--judged", str(judged), "-J"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["all"]["AP@100"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert "1 of 4 retrieved passages are unjudged and removed" in out.err
+
+
+def test_bad_judged_list_names_file_and_line(tmp_path, capsys):
+    qrels, run, judged = tmp_path / "qrels.txt", tmp_path / "run.trec", tmp_path / "judged.txt"
+    qrels.write_text(QRELS)
+    run.write_text(RUN)
+    judged.write_text("d1\nd2\tq1\n")
+    assert run_cli(eval_main, ["--qrels", str(qrels), "--run", str(run), "--judged", str(judged)]) != 0
+    assert f"{judged}:2" in capsys.readouterr().err
+
+
+def test_api_evaluate_takes_the_judged_list(tmp_path):
+    import hybrid
+
+    run = {"q1": [Hit("d2", 3.0), Hit("d1", 2.0), Hit("d8", 1.5), Hit("d3", 1.0)]}
+    qrels = {"q1": {"d1": 1, "d3": 1}}
+    standard = hybrid.evaluate(run, qrels, measures=["AP@100"], by_kind=False)["all"]["AP@100"]
+    condensed = hybrid.evaluate(run, qrels, measures=["AP@100"], by_kind=False, judged=["d2"],
+                                judged_only=True)["all"]["AP@100"]
+    assert standard == pytest.approx(0.5) and condensed == pytest.approx((1 / 2 + 2 / 3) / 2)
+    sample = hybrid.evaluate(run, qrels, measures=["Judged@10"], by_kind=False, judged="sample")
+    assert sample["all"]["Judged@10"] == pytest.approx(0.5)  # d1..d8 are not sample passages
