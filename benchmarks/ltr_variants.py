@@ -48,6 +48,8 @@ from hybrid.core.formats.corpus import read_corpus  # noqa: E402
 from hybrid.core.formats.qrels import read_qrels  # noqa: E402
 from hybrid.core.formats.topics import read_topics  # noqa: E402
 from hybrid.core.records import KINDS, Run, Topic  # noqa: E402
+from hybrid.evaluation.judged import judged_only as condensed_run  # noqa: E402
+from hybrid.evaluation.judged import with_judged  # noqa: E402
 from hybrid.evaluation.measures import aggregate, per_query  # noqa: E402
 from hybrid.evaluation.significance import paired_test  # noqa: E402
 from hybrid.recipe_train import sample_topics  # noqa: E402
@@ -244,12 +246,6 @@ def judged_only(matrix: FeatureMatrix, validated: set[str]) -> FeatureMatrix:
                                  for label, d in zip(matrix.labels, matrix.docids, strict=True)]))
 
 
-def condensed(run: Run, qrels, validated: set[str]) -> Run:
-    """The run without its unjudged passages (condensed lists, Sakai 2007): a passage is judged for a query when
-    it lies in a completely judged sentence or the qrels name it (relevant or not)."""
-    return {q: [h for h in hits if h.docid in validated or h.docid in qrels.get(q, {})] for q, hits in run.items()}
-
-
 def vs_reference(values: dict, reference: dict, qrels, kind_of: dict[str, str]) -> dict:
     """'<kind> <measure>' -> mean difference and paired p-values against the reference, per query."""
     out = {}
@@ -323,7 +319,9 @@ def main(argv=None) -> int:
 
     evaluations = {"standard": lambda run: run}
     if validated:
-        evaluations["condensed"] = lambda run: condensed(run, dev_qrels, validated)
+        # condensed lists (hybrid.eval --judged -J): a passage is judged for a query when it lies in a completely
+        # judged sentence or the qrels name it
+        evaluations["condensed"] = lambda run: condensed_run(run, with_judged(dev_qrels, validated, run))
     reference = "reference (the recipe's model)"
     results: dict[str, dict] = {how: {} for how in evaluations}
     tests: dict[str, dict] = {how: {} for how in evaluations}

@@ -1,11 +1,11 @@
-"""The pure helpers of benchmarks/ltr_variants.py: per-query z-scores, judged-only training lists, condensed runs."""
+"""The pure helpers of benchmarks/ltr_variants.py: per-query z-scores, judged-only training lists
+(condensed runs: tests/hybrid/evaluation/test_judged.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from hybrid.core.records import Hit
 from ltr.matrix import FeatureMatrix
 
 
@@ -37,9 +37,3 @@ def test_judged_only_drops_unlabelled_candidates_outside_the_judged_sentences(sc
     assert kept.labels.tolist() == [1, 0, 1]
     assert kept.X.shape == (3, 2)
 
-
-def test_condensed_run_keeps_judged_and_relevant_hits_in_order(script):
-    run = {"q1": [Hit("c", 3.0), Hit("a", 2.0), Hit("b", 1.0), Hit("d", 0.5)]}
-    qrels = {"q1": {"d": 1, "b": 0}}
-    out = script.condensed(run, qrels, validated={"a"})
-    assert [h.docid for h in out["q1"]] == ["a", "b", "d"]  # b: judged non-relevant in the qrels
