@@ -12,6 +12,11 @@ For every recipe: a TREC run (``<name>.trec``), then per query and measure a row
 the table (stdout, ``results.md``, ``results.json``) gives each measure overall and by kind, the mean
 difference from the baseline, and paired t-test / Wilcoxon p-values Holm-corrected over the systems
 compared with the baseline (per measure and group).
+
+With ``--judged FILE`` (passages judged for every query, as ``hybrid.eval --judged``) the listed passages
+count as judged non-relevant where the qrels are silent, and the same comparison is made a second time
+on condensed lists (each query's unjudged passages removed, as ``trec_eval -J``): ``results.condensed.md``,
+``per_query.condensed.tsv`` and ``condensed`` in ``results.json``, beside the standard numbers.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.provenance import inputs, produced_by
 from hybrid.core.records import Run, Topic
+from hybrid.evaluation.judged import judged_only, read_judged, with_judged
 from hybrid.evaluation.measures import parse_measures, per_query
 from hybrid.evaluation.significance import holm, paired_test
 from hybrid.recipes import Context, load_recipe, topics_kind
@@ -63,9 +69,14 @@ def run_recipes(recipes: list, topics: list[Topic], context,
 
 
 def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
-            measures: tuple[str, ...]) -> dict:
-    """results[group][system][measure] = {mean, delta, t_p, w_p} with Holm over systems."""
-    scores = {name: per_query(qrels, run, measures) for name, run in runs.items()}
+            measures: tuple[str, ...], judged: frozenset[str] | None = None) -> dict:
+    """results[group][system][measure] = {mean, delta, t_p, w_p} with Holm over systems.
+
+    ``judged``: passages judged for every query (judged non-relevant where the qrels are silent)."""
+    def labels(run: Run):
+        return qrels if judged is None else with_judged(qrels, judged, run)
+
+    scores = {name: per_query(labels(run), run, measures) for name, run in runs.items()}
     judged = sorted(qrels)
     group_qids = {"all": judged}
     for group in sorted(set(groups.values())):
@@ -128,7 +139,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", required=True)
     p.add_argument("--artifacts", help="directory that relative artifact paths of recipes (trained models, dense "
                                        "indexes) resolve against (default: $HYBRID_ARTIFACTS)")
+    p.add_argument("--judged", metavar="FILE", help="passage ids judged for every query, one per line ('sample': the "
+                                                    "bundled sample's curated sentences); adds the comparison on "
+                                                    "condensed lists (unjudged passages removed, as trec_eval -J)")
     return p
+
+
+def write_per_query(path: Path, per_query_scores: dict, groups: dict[str, str]) -> None:
+    with atomic_write(path) as handle:
+        handle.write("system\tqid\tkind\tmeasure\tvalue\n")
+        for name, by_measure in per_query_scores.items():
+            for measure, values in by_measure.items():
+                for qid in sorted(values):
+                    handle.write(f"{name}\t{qid}\t{groups.get(qid, '')}\t{measure}\t{values[qid]:.6f}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         topics = read_topics(topics_path, resolve=index.passage_text)
     qrels = read_qrels(qrels_path)
+    judged = read_judged(sample_paths().judged if args.judged == "sample" else args.judged) if args.judged else None
     missing = sorted(set(qrels) - {t.qid for t in topics})
     if missing:
         print(f"note: {len(missing)} judged queries are not in the topics and are ignored", file=sys.stderr)
@@ -176,20 +200,27 @@ def main(argv: list[str] | None = None) -> int:
             "recipe": {"name": recipe.name, "file": str(recipe.source.path), "system": recipe.system},
             "index": str(index.path), "hits": args.hits, "argv": command, **produced_by(),
             "inputs": inputs(topics_path, index.path, qrels=qrels_path)})
-    compared = compare(runs, qrels, groups, baseline, measures)
-    with atomic_write(out / "per_query.tsv") as handle:
-        handle.write("system\tqid\tkind\tmeasure\tvalue\n")
-        for name, by_measure in compared["per_query"].items():
-            for measure, values in by_measure.items():
-                for qid in sorted(values):
-                    handle.write(f"{name}\t{qid}\t{groups.get(qid, '')}\t{measure}\t{values[qid]:.6f}\n")
+    compared = compare(runs, qrels, groups, baseline, measures, judged)
+    write_per_query(out / "per_query.tsv", compared["per_query"], groups)
     table = format_markdown(compared["results"], baseline, measures, seconds, len(topics))
     with atomic_write(out / "results.md") as handle:
         handle.write(table + "\n")
+    document = {"baseline": baseline, "results": compared["results"], "seconds": seconds,
+                "recipes": {r.name: {"system": r.system, "description": r.description} for r in recipes},
+                "argv": argv if argv is not None else sys.argv[1:]}
+    if judged is not None:
+        condensed_runs = {name: judged_only(run, with_judged(qrels, judged, run)) for name, run in runs.items()}
+        condensed = compare(condensed_runs, qrels, groups, baseline, measures, judged)
+        write_per_query(out / "per_query.condensed.tsv", condensed["per_query"], groups)
+        condensed_table = ("Condensed lists: each query's unjudged passages removed before scoring (trec_eval -J; "
+                           f"judged: the qrels and {args.judged}). A diagnostic beside the table above.\n"
+                           + format_markdown(condensed["results"], baseline, measures, seconds, len(topics)))
+        with atomic_write(out / "results.condensed.md") as handle:
+            handle.write(condensed_table + "\n")
+        document["condensed"] = {"judged": str(args.judged), "results": condensed["results"]}
+        table += "\n\n" + condensed_table
     with atomic_write(out / "results.json") as handle:
-        json.dump({"baseline": baseline, "results": compared["results"], "seconds": seconds,
-                   "recipes": {r.name: {"system": r.system, "description": r.description} for r in recipes},
-                   "argv": argv if argv is not None else sys.argv[1:]}, handle, indent=2)
+        json.dump(document, handle, indent=2)
     print(table)
     return 0
 
