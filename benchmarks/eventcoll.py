@@ -33,7 +33,7 @@ from hybrid.collect.ecb import build_events, event_group, event_qrels, read_even
 from hybrid.collect.rankers import RANKERS, ranking, score_event  # noqa: E402
 from hybrid.collect.related import rank_entities  # noqa: E402
 from hybrid.core.atomic import atomic_write  # noqa: E402
-from hybrid.experiment import compare  # noqa: E402
+from hybrid.evaluation.comparison import compare  # noqa: E402
 
 MEASURES = ("AP", "P@5", "P@10")
 TABLE = (("event-name", "event-name"), ("name-any", "event-name, no all-words filter"), ("place", "place"),

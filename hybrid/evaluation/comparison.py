@@ -1,0 +1,66 @@
+"""Several runs on the same queries: means overall and by group, deltas and paired tests against a baseline."""
+
+from __future__ import annotations
+
+from hybrid.core.records import Run
+from hybrid.evaluation.judged import with_judged
+from hybrid.evaluation.measures import per_query
+from hybrid.evaluation.significance import holm, paired_test
+
+
+def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
+            measures: tuple[str, ...], judged: frozenset[str] | None = None) -> dict:
+    """results[group][system][measure] = {mean, delta, t_p, w_p} with Holm over systems.
+
+    ``judged``: passages judged for every query (judged non-relevant where the qrels are silent)."""
+    def labels(run: Run):
+        return qrels if judged is None else with_judged(qrels, judged, run)
+
+    scores = {name: per_query(labels(run), run, measures) for name, run in runs.items()}
+    judged = sorted(qrels)
+    group_qids = {"all": judged}
+    for group in sorted(set(groups.values())):
+        group_qids[group] = [q for q in judged if groups.get(q) == group]
+    results: dict = {}
+    for group, qids in group_qids.items():
+        results[group] = {name: {"#q": len(qids)} for name in runs}
+        for measure in measures:
+            others = [name for name in runs if name != baseline]
+            tests = {}
+            for name in others:
+                sys_scores = {q: scores[name][measure][q] for q in qids}
+                base_scores = {q: scores[baseline][measure][q] for q in qids}
+                tests[name] = paired_test(sys_scores, base_scores)
+            t_adj = holm([tests[n].t_p for n in others])
+            w_adj = holm([tests[n].wilcoxon_p for n in others])
+            for name in runs:
+                mean = sum(scores[name][measure][q] for q in qids) / len(qids) if qids else 0.0
+                cell = {"mean": mean}
+                if name in tests:
+                    i = others.index(name)
+                    cell.update(delta=tests[name].mean_delta, t_p=t_adj[i], w_p=w_adj[i])
+                results[group][name][measure] = cell
+    return {"results": results, "per_query": scores}
+
+
+def format_markdown(results: dict, baseline: str, measures: tuple[str, ...], seconds: dict[str, float],
+                    n_topics: int) -> str:
+    lines = []
+    for group, systems in results.items():
+        lines.append(f"\n**{group}** ({next(iter(systems.values()))['#q']} queries; p = paired t-test / Wilcoxon, "
+                     f"Holm-corrected, vs `{baseline}`)\n")
+        lines.append("| system | " + " | ".join(measures) + " | q/s |")
+        lines.append("|---|" + "---|" * (len(measures) + 1))
+        for name, cells in systems.items():
+            row = []
+            for m in measures:
+                c = cells[m]
+                if name == baseline:
+                    row.append(f"{c['mean']:.3f}")
+                else:
+                    mark = "*" if c["t_p"] < 0.05 and c["w_p"] < 0.05 else ""
+                    row.append(f"{c['mean']:.3f} ({c['delta']:+.3f}{mark}; p={c['t_p']:.1e}/{c['w_p']:.1e})")
+            qps = n_topics / seconds[name] if seconds.get(name) else float("nan")
+            lines.append(f"| {name} | " + " | ".join(row) + f" | {qps:.1f} |")
+    lines.append("\n`*`: both tests significant at 0.05 after Holm correction.")
+    return "\n".join(lines)
