@@ -17,10 +17,10 @@ def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
         return qrels if judged is None else with_judged(qrels, judged, run)
 
     scores = {name: per_query(labels(run), run, measures) for name, run in runs.items()}
-    judged = sorted(qrels)
-    group_qids = {"all": judged}
+    judged_qids = sorted(qrels)
+    group_qids = {"all": judged_qids}
     for group in sorted(set(groups.values())):
-        group_qids[group] = [q for q in judged if groups.get(q) == group]
+        group_qids[group] = [q for q in judged_qids if groups.get(q) == group]
     results: dict = {}
     for group, qids in group_qids.items():
         results[group] = {name: {"#q": len(qids)} for name in runs}
