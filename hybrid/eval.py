@@ -23,32 +23,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from hybrid.api import sample_path
 from hybrid.cli_common import make_parser, run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.formats.consistency import compare_query_ids, topic_query_ids
-from hybrid.core.formats.lines import iter_lines, parse_json_object
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run
+from hybrid.evaluation.groups import kinds_from_topics
 from hybrid.evaluation.judged import judged_only, read_judged, unjudged_count, with_judged
 from hybrid.evaluation.measures import DEFAULT_MEASURES, evaluate, parse_measures, per_query
-
-
-def kinds_from_topics(path: str | Path) -> dict[str, str]:
-    """qid -> kind from JSONL topics (``kind`` key) or TSV topics (``ev-``/``en-`` qid prefixes)."""
-    kinds: dict[str, str] = {}
-    for number, line in iter_lines(path):
-        if line.lstrip().startswith("{"):
-            obj = parse_json_object(path, number, line)
-            if obj.get("kind"):
-                kinds[str(obj["qid"])] = obj["kind"]
-        else:
-            qid = line.split("\t", 1)[0]
-            if qid.startswith(("ev-", "en-")):
-                kinds[qid] = "event" if qid.startswith("ev-") else "entity"
-    return kinds
 
 
 def format_table(table: dict[str, dict[str, float]], measures: tuple[str, ...]) -> str:

@@ -37,13 +37,13 @@ from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.provenance import inputs, produced_by
 from hybrid.core.records import Run, Topic
-from hybrid.evaluation.comparison import compare, format_markdown
+from hybrid.evaluation.comparison import COMPARISON_MEASURES, compare, format_markdown, write_per_query
 from hybrid.evaluation.judged import judged_only, read_judged, with_judged
 from hybrid.evaluation.measures import parse_measures
 from hybrid.recipes import Context, load_recipe, topics_kind
 from hybrid.sample import sample_paths
 
-DEFAULT_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
+DEFAULT_MEASURES = COMPARISON_MEASURES
 
 
 def run_recipes(recipes: list, topics: list[Topic], context,
@@ -85,15 +85,6 @@ def parser() -> argparse.ArgumentParser:
                                                     "bundled sample's curated sentences); adds the comparison on "
                                                     "condensed lists (unjudged passages removed, as trec_eval -J)")
     return p
-
-
-def write_per_query(path: Path, per_query_scores: dict, groups: dict[str, str]) -> None:
-    with atomic_write(path) as handle:
-        handle.write("system\tqid\tkind\tmeasure\tvalue\n")
-        for name, by_measure in per_query_scores.items():
-            for measure, values in by_measure.items():
-                for qid in sorted(values):
-                    handle.write(f"{name}\t{qid}\t{groups.get(qid, '')}\t{measure}\t{values[qid]:.6f}\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from hybrid.core.atomic import atomic_write
 from hybrid.core.records import Run
 from hybrid.evaluation.judged import with_judged
 from hybrid.evaluation.measures import per_query
 from hybrid.evaluation.significance import holm, paired_test
 
+COMPARISON_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
 
 def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
             measures: tuple[str, ...], judged: frozenset[str] | None = None) -> dict:
@@ -64,3 +68,12 @@ def format_markdown(results: dict, baseline: str, measures: tuple[str, ...], sec
             lines.append(f"| {name} | " + " | ".join(row) + f" | {qps:.1f} |")
     lines.append("\n`*`: both tests significant at 0.05 after Holm correction.")
     return "\n".join(lines)
+
+
+def write_per_query(path: Path, per_query_scores: dict, groups: dict[str, str]) -> None:
+    with atomic_write(path) as handle:
+        handle.write("system\tqid\tkind\tmeasure\tvalue\n")
+        for name, by_measure in per_query_scores.items():
+            for measure, values in by_measure.items():
+                for qid in sorted(values):
+                    handle.write(f"{name}\t{qid}\t{groups.get(qid, '')}\t{measure}\t{values[qid]:.6f}\n")
