@@ -47,14 +47,16 @@ def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
     return {"results": results, "per_query": scores}
 
 
-def format_markdown(results: dict, baseline: str, measures: tuple[str, ...], seconds: dict[str, float],
-                    n_topics: int) -> str:
+def format_markdown(results: dict, baseline: str, measures: tuple[str, ...], seconds: dict[str, float] | None = None,
+                    n_topics: int = 0) -> str:
+    """Markdown tables, one per group; a q/s column when ``seconds`` (per system) are given."""
+    timed = seconds is not None
     lines = []
     for group, systems in results.items():
         lines.append(f"\n**{group}** ({next(iter(systems.values()))['#q']} queries; p = paired t-test / Wilcoxon, "
                      f"Holm-corrected, vs `{baseline}`)\n")
-        lines.append("| system | " + " | ".join(measures) + " | q/s |")
-        lines.append("|---|" + "---|" * (len(measures) + 1))
+        lines.append("| system | " + " | ".join(measures) + (" | q/s |" if timed else " |"))
+        lines.append("|---|" + "---|" * (len(measures) + timed))
         for name, cells in systems.items():
             row = []
             for m in measures:
@@ -64,8 +66,10 @@ def format_markdown(results: dict, baseline: str, measures: tuple[str, ...], sec
                 else:
                     mark = "*" if c["t_p"] < 0.05 and c["w_p"] < 0.05 else ""
                     row.append(f"{c['mean']:.3f} ({c['delta']:+.3f}{mark}; p={c['t_p']:.1e}/{c['w_p']:.1e})")
-            qps = n_topics / seconds[name] if seconds.get(name) else float("nan")
-            lines.append(f"| {name} | " + " | ".join(row) + f" | {qps:.1f} |")
+            if timed:
+                qps = n_topics / seconds[name] if seconds.get(name) else float("nan")
+                row.append(f"{qps:.1f}")
+            lines.append(f"| {name} | " + " | ".join(row) + " |")
     lines.append("\n`*`: both tests significant at 0.05 after Holm correction.")
     return "\n".join(lines)
 

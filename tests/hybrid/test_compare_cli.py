@@ -1,0 +1,75 @@
+"""``python -m hybrid.compare``: saved runs compared as hybrid.experiment compares recipes, names, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hybrid.cli_common import run_cli
+from hybrid.compare import main as compare_main
+from hybrid.compare import named_runs
+from hybrid.eval import main as eval_main
+
+QRELS = "ev-1 0 d1 1\nev-1 0 d3 1\nen-2 0 d5 1\nen-2 0 d6 1\nev-3 0 d2 1\n"
+RUNS = {
+    "a": "ev-1 Q0 d2 1 3 t\nev-1 Q0 d1 2 2 t\nen-2 Q0 d5 1 2 t\nen-2 Q0 d9 2 1 t\nev-3 Q0 d7 1 1 t\n",
+    "b": "ev-1 Q0 d1 1 3 t\nev-1 Q0 d8 2 2 t\nev-1 Q0 d3 3 1 t\nen-2 Q0 d6 1 2 t\nen-2 Q0 d5 2 1 t\n",
+    "c": "ev-1 Q0 d3 1 3 t\nen-2 Q0 d9 1 2 t\nev-3 Q0 d2 1 1 t\n",
+}
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    for name, text in RUNS.items():
+        (tmp_path / f"{name}.trec").write_text(text)
+    (tmp_path / "judged.txt").write_text("d2\nd9\n")
+    return tmp_path
+
+
+def test_means_deltas_and_files_match_hybrid_eval(files, capsys):
+    out = files / "out"
+    argv = ["--qrels", str(files / "qrels.txt"), str(files / "a.trec"), "second=" + str(files / "b.trec"),
+            str(files / "c.trec"), "--judged", str(files / "judged.txt"), "--measures", "AP@100", "RR@10",
+            "--output-dir", str(out)]
+    assert compare_main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "| second |" in printed and "Condensed lists" in printed
+    assert "q/s" not in printed  # no timings for runs made elsewhere
+    results = json.loads((out / "results.json").read_text())
+    assert results["baseline"] == "a" and set(results["results"]) == {"all", "event", "entity"}
+    assert (out / "per_query.tsv").is_file() and (out / "per_query.condensed.tsv").is_file()
+    for name, path in (("a", "a.trec"), ("second", "b.trec"), ("c", "c.trec")):
+        for extra, table in (([], results["results"]), (["-J"], results["condensed"]["results"])):
+            assert eval_main(["--qrels", str(files / "qrels.txt"), "--run", str(files / path), "--judged",
+                              str(files / "judged.txt"), "--json", "--by-kind", "--measures", "AP@100", "RR@10",
+                              *extra]) == 0
+            expected = json.loads(capsys.readouterr().out)
+            for group in ("all", "event", "entity"):
+                assert table[group][name]["AP@100"]["mean"] == pytest.approx(expected[group]["AP@100"])
+    second = results["results"]["all"]["second"]["AP@100"]
+    assert second["delta"] == pytest.approx(second["mean"] - results["results"]["all"]["a"]["AP@100"]["mean"])
+    assert 0 <= second["t_p"] <= 1 and 0 <= second["w_p"] <= 1
+
+
+def test_baseline_by_name_and_a_missing_query_warns(files, capsys):
+    argv = ["--qrels", str(files / "qrels.txt"), str(files / "a.trec"), str(files / "b.trec"), "--baseline", "b"]
+    assert compare_main(argv) == 0
+    captured = capsys.readouterr()
+    assert "vs `b`" in captured.out
+    assert "warning: b:" in captured.err and "ev-3" in captured.err  # b has no hits for the judged ev-3
+
+
+def test_names_and_errors(files, capsys):
+    assert named_runs(["x=runs/a.trec", "runs/b.trec"]) == {"x": "runs/a.trec", "b": "runs/b.trec"}
+    odd = files / "k=1.trec"
+    odd.write_text(RUNS["a"])
+    assert named_runs([str(odd)]) == {"k=1": str(odd)}  # an existing path holding '=' is a path
+    base = ["--qrels", str(files / "qrels.txt")]
+    assert run_cli(compare_main, [*base, str(files / "a.trec"), str(files / "a.trec")]) != 0
+    assert "two runs are named 'a'" in capsys.readouterr().err
+    assert run_cli(compare_main, [*base, str(files / "a.trec"), "--baseline", "zz"]) != 0
+    assert "--baseline 'zz' is not one of the runs" in capsys.readouterr().err
+    assert run_cli(compare_main, [*base, str(files / "missing.trec")]) != 0
+    assert "missing.trec" in capsys.readouterr().err
