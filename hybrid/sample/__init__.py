@@ -21,7 +21,7 @@ class SamplePaths:
     topics: Path
     topics_tsv: Path
     qrels: Path
-    judged: Path  # the curated sentences, which ECB+ judges completely (hybrid.eval --judged)
+    judged: Path | None = None  # the curated sentences, which ECB+ judges completely (hybrid.eval --judged)
 
 
 def sample_paths() -> SamplePaths:
