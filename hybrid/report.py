@@ -10,7 +10,9 @@ mention span highlighted and the judgment shown (relevant / not relevant / unjud
 measures, with ``--baseline`` the baseline's AP@100 and the difference. Above them: a legend, the run's
 means by kind (with the baseline's and the differences), with ``--baseline`` (named on the page) a plot of
 per-query AP@100 differences (sorted) and per-kind means, and a table of contents of the queries. Qrels
-that list only relevant passages label the other hits "not in qrels" rather than "unjudged". ``sample``
+that list only relevant passages label the other hits "not in qrels" rather than "unjudged"; with ``--judged
+FILE`` (passages judged for every query, as ``hybrid.eval --judged``) a listed passage missing from a query's
+qrels shows as "not relevant" and the rest as "unjudged". ``sample``
 stands for the bundled sample's index, topics or qrels. One self-contained file (the plot is embedded), no
 scripts, no external resources: it opens anywhere and archives with the run.
 """
@@ -31,6 +33,7 @@ from hybrid.core.formats import read_qrels, read_run, read_topics
 from hybrid.core.formats.runs import read_run_meta
 from hybrid.core.formats.runs import read_spans as read_span_rows
 from hybrid.core.records import Run, Topic
+from hybrid.evaluation.judged import read_judged, with_judged
 from hybrid.evaluation.measures import per_query
 
 CSS = """
@@ -223,6 +226,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--spans", help="spans JSONL from hybrid.search --spans or the reader")
     p.add_argument("--baseline", help="baseline run for the per-query delta plot")
     p.add_argument("--depth", type=positive_int, default=10, help="results shown per query")
+    p.add_argument("--judged", metavar="FILE", help="passage ids judged for every query, one per line ('sample': the "
+                                                    "bundled sample's curated sentences): shown as not relevant where "
+                                                    "the qrels do not list them, the others as unjudged")
     p.add_argument("--output", required=True, type=output_file)
     return p
 
@@ -233,13 +239,18 @@ def main(argv: list[str] | None = None) -> int:
     read_run_meta(args.run, args.spans)  # a meta or spans file that does not belong to the run is an error
     if args.baseline:
         read_run_meta(args.baseline)
+    judged = read_judged(sample_path("judged", args.judged)) if args.judged else None
     index = open_index(args.index, progress=False)
     topics = read_topics(sample_path("topics", args.topics), resolve=index.passage_text)
     run = read_run(args.run)
     spans = read_spans(args.spans) if args.spans else None
+    baseline = read_run(args.baseline) if args.baseline else None
     groups = {t.qid: (t.kind or index.query_record(t).kind or "unknown") for t in topics}
-    page = render(topics, run, read_qrels(sample_path("qrels", args.qrels)), index.passage_text, groups,
-                  Path(args.run).name, spans, read_run(args.baseline) if args.baseline else None, args.depth,
+    qrels = read_qrels(sample_path("qrels", args.qrels))
+    if judged is not None:
+        shown = {q: [*run.get(q, []), *(baseline or {}).get(q, [])] for q in qrels}
+        qrels = with_judged(qrels, judged, shown)
+    page = render(topics, run, qrels, index.passage_text, groups, Path(args.run).name, spans, baseline, args.depth,
                   baseline_name=Path(args.baseline).name if args.baseline else None)
     with atomic_write(args.output) as out:
         out.write(page)

@@ -38,3 +38,22 @@ def test_positive_only_qrels_say_not_in_qrels():
     html = page({"e1": {"d1": 1}, "n1": {"d3": 1}}, baseline=False)
     assert "[not in qrels]" in html and "[unjudged]" not in html
     assert "list only relevant passages" in html and "Baseline:" not in html
+
+
+def test_judged_list_tells_judged_non_relevant_from_unjudged(tiny_index, data_dir, tmp_path):
+    from hybrid.report import main as report_main
+
+    qrels, run, judged = tmp_path / "qrels.txt", tmp_path / "run.trec", tmp_path / "judged.txt"
+    qrels.write_text("q-ev-checkin 0 b2:0 1\n")  # relevant passages only
+    run.write_text("q-ev-checkin Q0 b2:0 1 2.0 t\nq-ev-checkin Q0 a1:0 2 1.0 t\nq-ev-checkin Q0 a1:1 3 0.5 t\n")
+    judged.write_text("a1:0\n")
+    common = ["--run", str(run), "--qrels", str(qrels), "--topics", str(data_dir / "tiny_topics.jsonl"),
+              "--index", str(tiny_index)]
+    assert report_main([*common, "--output", str(tmp_path / "plain.html")]) == 0
+    plain = (tmp_path / "plain.html").read_text()
+    assert "[not in qrels]</span> <code>a1:0</code>" in plain
+    assert report_main([*common, "--judged", str(judged), "--output", str(tmp_path / "judged.html")]) == 0
+    html = (tmp_path / "judged.html").read_text()
+    assert "[relevant]</span> <code>b2:0</code>" in html
+    assert "[not relevant]</span> <code>a1:0</code>" in html
+    assert "[unjudged]</span> <code>a1:1</code>" in html
