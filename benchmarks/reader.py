@@ -13,6 +13,8 @@ valid span alone (CoreSearch's inference) and the best of that span and every in
 the candidate (``--span-source mentions``). Ranking measures by kind (qrels restricted to the subset), span
 exact match / token F1 against the gold coreferring mention (overlap rule of CoreSearch), for the
 reader's spans and for the first stage's best-matching mention, and reader throughput (pairs/s).
+``--out-dir`` keeps the runs (``first_stage.trec``, ``reader.trec``, ``reader_mentions.trec`` and the
+``interpolated.trec`` of the table) for ``--reuse`` and for ``hybrid.compare`` (e.g. ``--judged``).
 """
 
 from __future__ import annotations
@@ -327,6 +329,9 @@ def main() -> None:
                   "weight": weight, "curve": curve}
         runs[f"{interpolated}, w = {weight:g} tuned on disjoint queries"] = interpolate(runs[mentions_name], weight)
 
+    for name, run in runs.items():  # the interpolated run too, for hybrid.compare (e.g. on condensed lists)
+        if name.startswith("interpolated"):
+            write_run(run, out / "interpolated.trec", tag="interpolated")
     tables = {name: evaluate(qrels, run, MEASURES, groups) for name, run in runs.items()}
     pq = {name: per_query(qrels, run, ("RR@10", "AP@100")) for name, run in runs.items()}
     tests = {}
