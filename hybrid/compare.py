@@ -31,9 +31,16 @@ from hybrid.core.formats.consistency import compare_query_ids
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run
 from hybrid.core.provenance import produced_by
-from hybrid.evaluation.comparison import COMPARISON_MEASURES, compare, format_markdown, write_per_query
+from hybrid.evaluation.comparison import (
+    COMPARISON_MEASURES,
+    compare,
+    compare_condensed,
+    condensed_heading,
+    format_markdown,
+    write_per_query,
+)
 from hybrid.evaluation.groups import kinds_from_topics
-from hybrid.evaluation.judged import judged_only, read_judged, with_judged
+from hybrid.evaluation.judged import read_judged
 from hybrid.evaluation.measures import parse_measures
 
 
@@ -90,11 +97,8 @@ def main(argv: list[str] | None = None) -> int:
                       "argv": argv if argv is not None else sys.argv[1:], **produced_by()}
     condensed = None
     if judged is not None:
-        condensed = compare({name: judged_only(run, with_judged(qrels, judged, run)) for name, run in runs.items()},
-                            qrels, groups, baseline, measures, judged)
-        table += ("\n\nCondensed lists: each query's unjudged passages removed before scoring (trec_eval -J; judged: "
-                  f"the qrels and {args.judged}). A diagnostic beside the table above.\n"
-                  + format_markdown(condensed["results"], baseline, measures))
+        condensed = compare_condensed(runs, qrels, groups, baseline, measures, judged)
+        table += "\n\n" + condensed_heading(args.judged) + format_markdown(condensed["results"], baseline, measures)
         document["condensed"] = {"judged": str(args.judged), "results": condensed["results"]}
     if args.output_dir:
         out = Path(args.output_dir)

@@ -37,8 +37,15 @@ from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.provenance import inputs, produced_by
 from hybrid.core.records import Run, Topic
-from hybrid.evaluation.comparison import COMPARISON_MEASURES, compare, format_markdown, write_per_query
-from hybrid.evaluation.judged import judged_only, read_judged, with_judged
+from hybrid.evaluation.comparison import (
+    COMPARISON_MEASURES,
+    compare,
+    compare_condensed,
+    condensed_heading,
+    format_markdown,
+    write_per_query,
+)
+from hybrid.evaluation.judged import read_judged
 from hybrid.evaluation.measures import parse_measures
 from hybrid.recipes import Context, load_recipe, topics_kind
 from hybrid.sample import sample_paths
@@ -142,12 +149,10 @@ def main(argv: list[str] | None = None) -> int:
                 "recipes": {r.name: {"system": r.system, "description": r.description} for r in recipes},
                 "argv": argv if argv is not None else sys.argv[1:]}
     if judged is not None:
-        condensed_runs = {name: judged_only(run, with_judged(qrels, judged, run)) for name, run in runs.items()}
-        condensed = compare(condensed_runs, qrels, groups, baseline, measures, judged)
+        condensed = compare_condensed(runs, qrels, groups, baseline, measures, judged)
         write_per_query(out / "per_query.condensed.tsv", condensed["per_query"], groups)
-        condensed_table = ("Condensed lists: each query's unjudged passages removed before scoring (trec_eval -J; "
-                           f"judged: the qrels and {args.judged}). A diagnostic beside the table above.\n"
-                           + format_markdown(condensed["results"], baseline, measures, seconds, len(topics)))
+        condensed_table = condensed_heading(args.judged) + format_markdown(condensed["results"], baseline, measures,
+                                                                           seconds, len(topics))
         with atomic_write(out / "results.condensed.md") as handle:
             handle.write(condensed_table + "\n")
         document["condensed"] = {"judged": str(args.judged), "results": condensed["results"]}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hybrid.core.atomic import atomic_write
 from hybrid.core.records import Run
-from hybrid.evaluation.judged import with_judged
+from hybrid.evaluation.judged import judged_only, with_judged
 from hybrid.evaluation.measures import per_query
 from hybrid.evaluation.significance import holm, paired_test
 
@@ -45,6 +45,19 @@ def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
                     cell.update(delta=tests[name].mean_delta, t_p=t_adj[i], w_p=w_adj[i])
                 results[group][name][measure] = cell
     return {"results": results, "per_query": scores}
+
+
+def compare_condensed(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
+                      measures: tuple[str, ...], judged: frozenset[str]) -> dict:
+    """:func:`compare` on condensed lists: each run with its queries' unjudged passages removed (trec_eval -J)."""
+    condensed = {name: judged_only(run, with_judged(qrels, judged, run)) for name, run in runs.items()}
+    return compare(condensed, qrels, groups, baseline, measures, judged)
+
+
+def condensed_heading(judged_source: object) -> str:
+    """The line that introduces a condensed-list table, naming where the judged list came from."""
+    return ("Condensed lists: each query's unjudged passages removed before scoring (trec_eval -J; judged: the qrels "
+            f"and {judged_source}). A diagnostic beside the table above.\n")
 
 
 def format_markdown(results: dict, baseline: str, measures: tuple[str, ...], seconds: dict[str, float] | None = None,
