@@ -13,7 +13,8 @@ the baseline, paired t-test / Wilcoxon p-values Holm-corrected over the runs com
 queries of the qrels count; a judged query missing from a run scores 0. With ``--judged FILE`` (passages
 judged for every query, as ``hybrid.eval --judged``) the same comparison follows on condensed lists
 (unjudged passages removed, as ``trec_eval -J``). ``--output-dir`` writes ``results.md``,
-``results.json`` and ``per_query.tsv`` (and their ``condensed`` twins).
+``results.json`` and ``per_query.tsv``; with ``--judged``, ``results.md`` holds both tables (as printed),
+``results.json`` a ``condensed`` key and ``per_query.condensed.tsv`` the condensed scores.
 """
 
 from __future__ import annotations
