@@ -37,6 +37,7 @@ from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, write_run_set
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.provenance import produced_by
+from hybrid.evaluation.judged import read_judged
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from indexes.shards import open_one_index
 
@@ -54,6 +55,9 @@ def _add_train(sub) -> None:
     p.add_argument("--pool", required=True, help="training pool JSONL (built here when it does not exist)")
     p.add_argument("--retriever", choices=RETRIEVERS, default="multifield", help="candidate source for negatives")
     p.add_argument("--depth", type=positive_int, default=30, help="candidates retrieved per query for negatives")
+    p.add_argument("--judged", metavar="FILE",
+                   help="passage ids judged for every query (as hybrid.eval --judged): negatives come only from "
+                        "them, and queries left with none are dropped (for collections judged in part)")
     p.add_argument("--output", required=True, help="directory of the trained reader")
     p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the GPU when present)")
     p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
@@ -114,26 +118,43 @@ def parser() -> argparse.ArgumentParser:
 
 def build_pool(args: argparse.Namespace) -> None:
     # deferred: importing it loads numpy
-    # deferred: importing it loads numpy
-    # deferred: importing it loads numpy
-    from ltr.reader.data import build_training_queries, read_labelled_corpus, write_pool
+    from ltr.reader.data import build_training_queries, judged_negatives_only, read_labelled_corpus, write_pool
 
     missing = [name for name in ("index", "corpus", "queries") if not getattr(args, name)]
     if missing:
         raise InputError(args.pool, None, f"pool does not exist; building it needs --{' --'.join(missing)}")
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
+    judged = read_judged(args.judged) if args.judged else None  # read first: a bad file fails before retrieval
     index = open_one_index(args.index, "python -m hybrid.reader")
     retriever = MultiFieldBM25(index) if args.retriever == "multifield" else PassageBM25(index)
     corpus = read_labelled_corpus(args.corpus, splits)
     started = time.time()
     pool = build_training_queries(args.queries, corpus, retriever, depth=args.depth, progress=not args.quiet,
                                   mention_records=index.mention_records)
+    judged_meta = {}
+    if judged is not None:
+        labelled = len(pool)
+        pool = judged_negatives_only(pool, judged)
+        if not pool:
+            raise InputError(args.judged, None, "no training query has a negative among these passages")
+        judged_meta = {"judged": args.judged, "queries_without_judged_negative": labelled - len(pool)}
     meta = {"corpus": args.corpus, "queries": args.queries, "splits": splits, "index": args.index,
-            "retriever": retriever.name, "depth": args.depth, "queries_kept": len(pool),
+            "retriever": retriever.name, "depth": args.depth, **judged_meta, "queries_kept": len(pool),
             "positives": sum(len(q.positives) for q in pool), "negatives": sum(len(q.negatives) for q in pool),
             "seconds": round(time.time() - started, 1), **produced_by()}
     write_pool(pool, args.pool, meta)
     print(json.dumps({k: v for k, v in meta.items() if k not in ("versions", "code")}), file=sys.stderr)
+
+
+def _check_pool_is_judged(pool: str, judged: str) -> None:
+    """An existing pool is reused as it is, so refuse ``--judged`` when the pool was not built with it."""
+    meta_path = Path(f"{pool}.meta.json")
+    built_with = json.loads(meta_path.read_text()).get("judged") if meta_path.exists() else None
+    if built_with is None:
+        raise InputError(pool, None, "this pool was built without --judged; give a new --pool path to build one "
+                                     "with judged negatives only")
+    if Path(built_with).resolve() != Path(judged).resolve():
+        raise InputError(pool, None, f"this pool was built with --judged {built_with}, not {judged}")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -142,6 +163,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if not Path(args.pool).exists():
         build_pool(args)
+    elif args.judged:
+        _check_pool_is_judged(args.pool, args.judged)
     pool = read_pool(args.pool)
     config = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
     context = None

@@ -13,7 +13,7 @@ neither the index nor Java and restarts cheaply.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -182,6 +182,25 @@ def build_training_queries(queries_path: str | Path, corpus: LabelledCorpus, ret
             out.append(TrainQuery(topic=topic, positives=positives, negatives=negatives))
     if mention_records is not None:
         attach_mentions(out, mention_records)
+    return out
+
+
+def judged_negatives_only(queries: list[TrainQuery], judged: Collection[str]) -> list[TrainQuery]:
+    """Keep only negatives from ``judged`` passages; drop the queries left with none.
+
+    Why: a negative is a top-ranked passage the labels do not mark coreferent. Where the collection is
+    judged only in part (ECB+ annotates its curated sentences completely and the rest only where a
+    mention was annotated), an unjudged passage may well mention the query's event, so training the
+    reader to score it low teaches the annotation density, not coreference. A query with no judged
+    negative has nothing to select against and is dropped. Retriever order is kept; ``queries`` is
+    not changed.
+    """
+    judged = judged if isinstance(judged, set | frozenset) else set(judged)
+    out = []
+    for query in queries:
+        negatives = [c for c in query.negatives if c.passage_id in judged]
+        if negatives:
+            out.append(TrainQuery(topic=query.topic, positives=query.positives, negatives=negatives))
     return out
 
 

@@ -9,9 +9,17 @@ import pytest
 import torch
 from reader_testkit import labelled_corpus, labelled_queries
 
+from hybrid.cli_common import run_cli
 from hybrid.core.errors import ConfigError, InputError
+from hybrid.reader import main as reader_cli
 from hybrid.retrieval.sparse import PassageBM25
-from ltr.reader.data import build_training_queries, read_labelled_corpus, read_pool, write_pool
+from ltr.reader.data import (
+    build_training_queries,
+    judged_negatives_only,
+    read_labelled_corpus,
+    read_pool,
+    write_pool,
+)
 from ltr.reader.store import load_reader, new_reader
 from ltr.reader.train import TrainConfig, build_batch, checkpoint_path, compute_loss, sample_group, train
 
@@ -67,6 +75,49 @@ def test_pool_round_trip(pool, tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"qid": "x"}\n')
     with pytest.raises(InputError, match="bad.jsonl:1"):
         read_pool(tmp_path / "bad.jsonl")
+
+
+def test_judged_negatives_only_keeps_judged_negatives_in_order_and_drops_queries_left_without(pool):
+    first = pool[0]
+    judged = {first.negatives[-1].passage_id, first.negatives[0].passage_id, "nowhere:0"}
+    kept = judged_negatives_only(pool, judged)
+    assert kept[0].topic == first.topic and kept[0].positives == first.positives
+    for query in kept:
+        assert query.negatives and all(c.passage_id in judged for c in query.negatives)
+    by_qid = {q.topic.qid: q for q in kept}
+    for query in pool:
+        expected = [c.passage_id for c in query.negatives if c.passage_id in judged]
+        if expected:
+            assert [c.passage_id for c in by_qid[query.topic.qid].negatives] == expected  # retriever order
+        else:
+            assert query.topic.qid not in by_qid
+    assert len(first.negatives) > 2 and [c.passage_id for c in kept[0].negatives] == [
+        first.negatives[0].passage_id, first.negatives[-1].passage_id]
+    assert all(q.negatives for q in pool)  # the input is not changed
+
+
+def test_train_cli_builds_a_pool_with_judged_negatives_only(labelled, pool, tiny_index, tiny_bert, tmp_path):
+    corpus, queries = labelled
+    judged = sorted({c.passage_id for c in pool[0].negatives[:2]})
+    (tmp_path / "judged.txt").write_text("# judged passages\n" + "\n".join(judged) + "\n")
+    args = ["train", "--index", str(tiny_index), "--corpus", str(corpus), "--queries", str(queries),
+            "--retriever", "bm25", "--depth", "10", "--base-model", str(tiny_bert), "--steps", "1",
+            "--queries-per-step", "1", "--negatives", "1", "--quiet"]
+    judged_args = ["--judged", str(tmp_path / "judged.txt")]
+    assert reader_cli([*args, *judged_args, "--pool", str(tmp_path / "pool.jsonl"),
+                       "--output", str(tmp_path / "model")]) == 0
+    built = read_pool(tmp_path / "pool.jsonl")
+    assert [q.to_json() for q in built] == [q.to_json() for q in judged_negatives_only(pool, judged)]
+    meta = json.loads((tmp_path / "pool.jsonl.meta.json").read_text())
+    assert meta["judged"] == str(tmp_path / "judged.txt")
+    assert meta["queries_without_judged_negative"] == len(pool) - len(built) and meta["queries_kept"] == len(built)
+    assert (tmp_path / "model" / "reader.json").exists()
+    # An existing pool is reused as it is: one built without --judged is refused, not silently used.
+    assert reader_cli([*args, "--pool", str(tmp_path / "all.jsonl"), "--output", str(tmp_path / "m2"),
+                       "--stop-after", "1"]) == 0
+    code = run_cli(reader_cli, [*args, *judged_args, "--pool", str(tmp_path / "all.jsonl"),
+                                "--output", str(tmp_path / "m3")])
+    assert code == 2 and not (tmp_path / "m3").exists()
 
 
 def _fixed_batch(reader, pool, config):
