@@ -15,6 +15,8 @@ exact match / token F1 against the gold coreferring mention (overlap rule of Cor
 reader's spans and for the first stage's best-matching mention, and reader throughput (pairs/s).
 ``--out-dir`` keeps the runs (``first_stage.trec``, ``reader.trec``, ``reader_mentions.trec`` and the
 ``interpolated.trec`` of the table) for ``--reuse`` and for ``hybrid.compare`` (e.g. ``--judged``).
+``--judged FILE`` adds every table on condensed lists, and ``--tune-on condensed`` tunes the interpolation
+weight on them, for collections judged in part (ECB+ judges its curated sentences completely).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from hybrid.core.formats.qrels import read_qrels  # noqa: E402
 from hybrid.core.formats.runs import SCORE_DECIMALS, read_run, write_run  # noqa: E402
 from hybrid.core.formats.topics import read_topics  # noqa: E402
 from hybrid.core.records import KINDS, Hit, Run  # noqa: E402
+from hybrid.evaluation.judged import judged_only, read_judged, with_judged  # noqa: E402
 from hybrid.evaluation.measures import evaluate, per_query  # noqa: E402
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25  # noqa: E402
 from indexes.sparse_index import SparseIndex  # noqa: E402
@@ -136,17 +139,18 @@ def attach_first_stage(reranked: Run, first: Run, depth: int) -> Run:
     return reranked
 
 
-def cross_fit_by_kind(qrels, reranked: Run, fold_of: dict[str, str], kind_of: dict[str, str]):
+def cross_fit_by_kind(qrels, reranked: Run, fold_of: dict[str, str], kind_of: dict[str, str], judged=None):
     """Leave-one-fold-out interpolation weights, tuned separately for each query kind; and, per kind, the
-    weight tuned on all folds (what a recipe such as ``multifield-reader`` should ship)."""
+    weight tuned on all folds (what a recipe such as ``multifield-reader`` should ship). ``judged``: tune on
+    condensed lists."""
     run, weights, overall = {}, {}, {}
     for kind in KINDS:
         part = {q: hits for q, hits in reranked.items() if kind_of.get(q) == kind}
         if part:
-            fitted = cross_fit(qrels, part, fold_of)
+            fitted = cross_fit(qrels, part, fold_of, judged=judged)
             run.update(fitted.run)
             weights[kind] = fitted.weights
-            overall[kind] = tune_weight(qrels, part)[0]
+            overall[kind] = tune_weight(qrels, part, judged=judged)[0]
     return run, weights, overall
 
 
@@ -227,6 +231,11 @@ def main() -> None:
     p.add_argument("--cross-fit", action="store_true",
                    help="instead of --tune-per-kind: tune the interpolation weight per kind on the other ECB+ "
                         "topics' queries and apply it to each held-out topic (leave one topic out)")
+    p.add_argument("--judged", metavar="FILE",
+                   help="passage ids judged for every query (hybrid.eval --judged): adds every table on condensed "
+                        "lists (unjudged passages removed, trec_eval -J)")
+    p.add_argument("--tune-on", choices=("standard", "condensed"), default="standard",
+                   help="lists on which the interpolation weight is tuned (condensed needs --judged)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--depth", type=int, default=50)
     p.add_argument("--hits", type=int, default=100)
@@ -239,6 +248,10 @@ def main() -> None:
                    help="re-evaluate the reader runs/spans already in --out-dir (and their measured throughput) "
                         "instead of running the reader again")
     args = p.parse_args()
+    if args.tune_on == "condensed" and not args.judged:
+        p.error("--tune-on condensed needs --judged")
+    judged = read_judged(args.judged) if args.judged else None
+    tune_judged = judged if args.tune_on == "condensed" else None
     if args.threads:
         import torch
 
@@ -309,9 +322,10 @@ def main() -> None:
             raise SystemExit("--cross-fit needs a 'topic' field in every query of --topics")
         kind_of = {t.qid: t.kind for t in topics}
         runs[f"{interpolated}, w cross-fitted (leave one ECB+ topic out, per kind)"], weights, overall = \
-            cross_fit_by_kind(qrels, runs[mentions_name], fold_of, kind_of)
+            cross_fit_by_kind(qrels, runs[mentions_name], fold_of, kind_of, tune_judged)
+        lists = "condensed lists of " if tune_judged is not None else ""
         tuning = {"mode": "cross-fit", "folds": len(set(fold_of.values())),
-                  "measure": "RR@10 of the query's kind on the other topics", "weights": weights,
+                  "measure": f"RR@10 on {lists}the query's kind on the other topics", "weights": weights,
                   "all_folds": overall}
     elif tune_topics:
         tune_qids = {t.qid for t in tune_topics}
@@ -324,8 +338,9 @@ def main() -> None:
                                      batch_size=args.batch_size, progress=True,
                                      span_candidates=index_mention_spans(index), context=context)
             write_run(tune_reader, out / "tune_reader_mentions.trec", tag="reader-mentions")
-        weight, curve = tune_weight(tune_qrels, tune_reader)
-        tuning = {"mode": "disjoint", "queries": len(tune_topics), "measure": "RR@10 (mean over both kinds)",
+        weight, curve = tune_weight(tune_qrels, tune_reader, judged=tune_judged)
+        lists = ", condensed lists" if tune_judged is not None else ""
+        tuning = {"mode": "disjoint", "queries": len(tune_topics), "measure": f"RR@10 (mean over both kinds{lists})",
                   "weight": weight, "curve": curve}
         runs[f"{interpolated}, w = {weight:g} tuned on disjoint queries"] = interpolate(runs[mentions_name], weight)
 
@@ -333,6 +348,12 @@ def main() -> None:
         if name.startswith("interpolated"):
             write_run(run, out / "interpolated.trec", tag="interpolated")
     tables = {name: evaluate(qrels, run, MEASURES, groups) for name, run in runs.items()}
+    condensed = None
+    if judged is not None:
+        condensed = {}
+        for name, run in runs.items():
+            full = with_judged(qrels, judged, run)
+            condensed[name] = evaluate(full, judged_only(run, full), MEASURES, groups)
     pq = {name: per_query(qrels, run, ("RR@10", "AP@100")) for name, run in runs.items()}
     tests = {}
     for measure in ("RR@10", "AP@100"):
@@ -360,7 +381,8 @@ def main() -> None:
         "command": "python benchmarks/reader.py " + " ".join(sys.argv[1:]),
         "subset": {"per_kind": args.per_kind, "seed": args.seed, "queries": len(topics),
                    "by_kind": {k: sum(1 for t in topics if t.kind == k) for k in KINDS}},
-        "tuning": tuning, "depth": args.depth, "tables": tables, "paired_t_test_p": tests, "spans": spans,
+        "tuning": tuning, "depth": args.depth, "tables": tables, "judged": args.judged, "tables_condensed": condensed,
+        "paired_t_test_p": tests, "spans": spans,
         "top1_errors": errors,
         "throughput": {"pairs": pairs, "seconds": round(seconds, 1), "pairs_per_second": round(pairs / seconds, 2),
                        "device": str(reader.device), "threads": args.threads},
@@ -407,6 +429,15 @@ def markdown(result: dict) -> str:
             row = table[group]
             lines.append(f"| {name} | {group} | {int(row['#q'])} | " + " | ".join(f"{row[m]:.4f}" for m in MEASURES)
                          + " |")
+    if result.get("tables_condensed"):
+        lines += ["", f"The same runs on condensed lists (each query's unjudged passages removed before scoring, "
+                      f"as trec_eval -J; judged: the qrels and `{result['judged']}`):", "",
+                  "| system | kind | #q | " + " | ".join(MEASURES) + " |", "|---|---|---|" + "---|" * len(MEASURES)]
+        for name, table in result["tables_condensed"].items():
+            for group in ("event", "entity", "all"):
+                row = table[group]
+                lines.append(f"| {name} | {group} | {int(row['#q'])} | "
+                             + " | ".join(f"{row[m]:.4f}" for m in MEASURES) + " |")
     lines += ["", "| spans | kind | #coreferent pairs | EM | F1 |", "|---|---|---|---|---|"]
     for name, table in result["spans"].items():
         for group in ("event", "entity", "all"):

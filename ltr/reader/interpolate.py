@@ -24,13 +24,14 @@ single sentence often lacks.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import Qrels
 from hybrid.core.formats.runs import sorted_hits
 from hybrid.core.records import KINDS, Hit, Run
+from hybrid.evaluation.judged import judged_only, with_judged
 from hybrid.evaluation.measures import per_query
 from hybrid.fusion.fuse import split_per_kind
 from hybrid.fusion.normalize import normaliser
@@ -138,18 +139,28 @@ def interpolate(reranked: Run, weight: float | KindWeights | Mapping[str, float]
 
 
 def tune_weight(qrels: Qrels, reranked: Run, measure: str = "RR@10", grid: tuple[float, ...] = GRID,
-                norm: str = "zscore") -> tuple[float, dict[float, float]]:
+                norm: str = "zscore", judged: Collection[str] | None = None) -> tuple[float, dict[float, float]]:
     """The grid weight with the best mean ``measure`` over the judged queries of ``reranked`` (ties: the smaller
-    weight, i.e. closer to the first stage), and the whole curve."""
-    judged = sorted(q for q in reranked if q in qrels)
-    if not judged:
+    weight, i.e. closer to the first stage), and the whole curve.
+
+    ``judged``: passages judged for every query (:mod:`hybrid.evaluation.judged`). With it, ``measure`` is read on
+    condensed lists - each query's unjudged passages removed after interpolation - so that where a collection
+    is judged in part, the weight is not chosen for where the reader puts the passages nobody judged.
+    """
+    queries = sorted(q for q in reranked if q in qrels)
+    if not queries:
         raise ConfigError(None, None, "no judged query to tune the interpolation weight on")
-    sub_qrels = {q: qrels[q] for q in judged}
-    sub_run = {q: reranked[q] for q in judged}
+    sub_qrels = {q: qrels[q] for q in queries}
+    sub_run = {q: reranked[q] for q in queries}
+    if judged is not None:
+        sub_qrels = with_judged(sub_qrels, judged, sub_run)  # the reranked hits are the ones any weight ranks
     curve = {}
     for weight in grid:
-        scores = per_query(sub_qrels, interpolate(sub_run, weight, norm), (measure,))[measure]
-        curve[weight] = statistics.fmean(scores.get(q, 0.0) for q in judged)
+        ranked = interpolate(sub_run, weight, norm)
+        if judged is not None:
+            ranked = judged_only(ranked, sub_qrels)
+        scores = per_query(sub_qrels, ranked, (measure,))[measure]
+        curve[weight] = statistics.fmean(scores.get(q, 0.0) for q in queries)
     best = max(curve, key=lambda w: (curve[w], -w))
     return best, curve
 
@@ -162,8 +173,9 @@ class CrossFit:
 
 
 def cross_fit(qrels: Qrels, reranked: Run, fold_of: Mapping[str, str], measure: str = "RR@10",
-              grid: tuple[float, ...] = GRID, norm: str = "zscore") -> CrossFit:
-    """Tune on all folds but one, apply to that one, for every fold of ``fold_of`` (qid -> fold)."""
+              grid: tuple[float, ...] = GRID, norm: str = "zscore", judged: Collection[str] | None = None) -> CrossFit:
+    """Tune on all folds but one, apply to that one, for every fold of ``fold_of`` (qid -> fold).
+    ``judged``: tune on condensed lists (:func:`tune_weight`)."""
     missing = sorted(q for q in reranked if q not in fold_of)
     if missing:
         raise ConfigError(None, None, f"{len(missing)} queries have no fold, e.g. {missing[:3]}")
@@ -173,7 +185,7 @@ def cross_fit(qrels: Qrels, reranked: Run, fold_of: Mapping[str, str], measure: 
     result = CrossFit(run={}, weights={})
     for fold in folds:
         train = {q: hits for q, hits in reranked.items() if fold_of[q] != fold}
-        weight, curve = tune_weight(qrels, train, measure, grid, norm)
+        weight, curve = tune_weight(qrels, train, measure, grid, norm, judged)
         held_out = {q: hits for q, hits in reranked.items() if fold_of[q] == fold}
         result.run.update(interpolate(held_out, weight, norm))
         result.weights[fold], result.curves[fold] = weight, curve

@@ -105,3 +105,21 @@ def test_cross_fit_applies_to_each_fold_the_weight_tuned_on_the_others():
         cross_fit(qrels, {"x0": run["x0"]}, fold_of)
     with pytest.raises(ConfigError, match="no fold"):
         cross_fit(qrels, run, {"x0": "x"})
+
+
+def test_tuning_on_condensed_lists_ignores_where_unjudged_passages_go():
+    # r is relevant, n judged non-relevant, u unjudged. The first stage ranks n > r > u, the reader u > r > n:
+    # on the standard list r is 2nd at every weight (u, counted non-relevant, or n is above it), so the tie
+    # goes to w = 0; on the condensed list (u removed) the reader's side puts r first.
+    run = {"q": reranked_hits([("n", 3.0, 1.0), ("r", 2.0, 2.0), ("u", 1.0, 3.0)])}
+    qrels = {"q": {"r": 1}}
+    weight, curve = tune_weight(qrels, run)
+    assert weight == 0.0 and set(curve.values()) <= {0.5, 1.0} and curve[1.0] == 0.5
+    weight, curve = tune_weight(qrels, run, judged={"n"})
+    assert curve[0.0] == 0.5 and curve[1.0] == 1.0 and weight == min(w for w, v in curve.items() if v == 1.0)
+    assert 0.5 <= weight <= 0.55
+    # cross_fit passes the list on: each fold tuned on condensed lists of the other
+    two = {"q": run["q"], "p": run["q"]}
+    fitted = cross_fit({"q": qrels["q"], "p": qrels["q"]}, two, {"q": "a", "p": "b"}, judged={"n"})
+    assert fitted.weights == {"a": weight, "b": weight}
+    assert cross_fit({"q": qrels["q"], "p": qrels["q"]}, two, {"q": "a", "p": "b"}).weights == {"a": 0.0, "b": 0.0}
