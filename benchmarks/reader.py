@@ -79,11 +79,16 @@ def ecb_subtopic(doc_id: str) -> tuple[str, bool]:
     return topic, name.endswith("ecbplus")
 
 
-def top1_errors(run: Run, qrels, topics) -> dict[str, dict[str, int]]:
+UNJUDGED = "of the errors: unjudged"
+
+
+def top1_errors(run: Run, qrels, topics, judged=None) -> dict[str, dict[str, int]]:
     """Per kind: where each query's first hit comes from when it is not relevant. Why: a reader that sees one
     sentence cannot tell an ECB+ topic's two subtopics (or two topics' similar events) apart the way a first
-    stage over the document's coreference chain can; this table shows which confusions a system makes."""
-    counts = {kind: dict.fromkeys(ERRORS, 0) for kind in KINDS}
+    stage over the document's coreference chain can; this table shows which confusions a system makes.
+    ``judged`` (passages judged for every query) adds how many of the errors are unjudged passages, which
+    may be relevant passages nobody labelled rather than errors."""
+    counts = {kind: dict.fromkeys(ERRORS + ((UNJUDGED,) if judged is not None else ()), 0) for kind in KINDS}
     for topic in topics:
         if topic.qid not in qrels or topic.kind not in counts:
             continue
@@ -96,7 +101,10 @@ def top1_errors(run: Run, qrels, topics) -> dict[str, dict[str, int]]:
         hit_sub, own_sub = ecb_subtopic(doc), ecb_subtopic(topic.doc_id or "")
         if qrels[topic.qid].get(hits[0].docid, 0) > 0:
             row["correct"] += 1
-        elif doc == topic.doc_id:
+            continue
+        if judged is not None and hits[0].docid not in judged and hits[0].docid not in qrels[topic.qid]:
+            row[UNJUDGED] += 1
+        if doc == topic.doc_id:
             row["same document"] += 1
         elif hit_sub[0] != own_sub[0]:
             row["other topic"] += 1
@@ -363,7 +371,7 @@ def main() -> None:
                 b = [pq[other][measure][q] for q in sorted(qrels)]
                 tests[f"{measure}: {system.split(' over')[0]} vs {other}"] = float(stats.ttest_rel(a, b).pvalue)
 
-    errors = {name: top1_errors(run, qrels, topics) for name, run in runs.items()}
+    errors = {name: top1_errors(run, qrels, topics, judged) for name, run in runs.items()}
 
     labels = {q: lab for q, lab in read_query_labels(args.topics).items() if q in qids}
     gold = gold_mentions(args.corpus, labels)
@@ -445,11 +453,13 @@ def markdown(result: dict) -> str:
                 row = table[group]
                 lines.append(f"| {name} | {group} | {row['#pairs']} | {row['EM']:.4f} | {row['F1']:.4f} |")
     if result.get("top1_errors"):
-        lines += ["", "Where each query's first hit comes from (ECB+ topic / subtopic of its document):", "",
-                  "| system | kind | " + " | ".join(ERRORS) + " |", "|---|---|" + "---:|" * len(ERRORS)]
+        lines += ["", "Where each query's first hit comes from (ECB+ topic / subtopic of its document):", ""]
+        columns = [*ERRORS, *((UNJUDGED,) if any(UNJUDGED in row for by_kind in result["top1_errors"].values()
+                                                   for row in by_kind.values()) else ())]
+        lines += ["| system | kind | " + " | ".join(columns) + " |", "|---|---|" + "---:|" * len(columns)]
         for name, by_kind in result["top1_errors"].items():
             for kind, row in by_kind.items():
-                lines.append(f"| {name} | {kind} | " + " | ".join(str(row[e]) for e in ERRORS) + " |")
+                lines.append(f"| {name} | {kind} | " + " | ".join(str(row.get(e, "")) for e in columns) + " |")
     lines += ["", "| paired t-test (per query, subset) | p |", "|---|---|"]
     lines += [f"| {k} | {v:.2g} |" for k, v in result["paired_t_test_p"].items()]
     tuning = result.get("tuning")
