@@ -22,9 +22,9 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 
 import argparse  # noqa: E402
 import csv  # noqa: E402
-import json  # noqa: E402
 import random  # noqa: E402
 
+from hybrid.core.formats.corpus import read_corpus  # noqa: E402
 from hybrid.core.formats.qrels import read_qrels  # noqa: E402
 from hybrid.core.formats.runs import read_run  # noqa: E402
 from hybrid.core.formats.topics import read_topics  # noqa: E402
@@ -32,16 +32,6 @@ from hybrid.core.records import KINDS  # noqa: E402
 from hybrid.evaluation.judged import read_judged  # noqa: E402
 
 COLUMNS = ("kind", "qid", "docid", "coreferent", "query", "hit")
-
-
-def read_texts(corpus: str) -> dict[str, str]:
-    texts = {}
-    with open(corpus, encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                row = json.loads(line)
-                texts[row["id"]] = row["text"]
-    return texts
 
 
 def unjudged_first_hits(run, qrels, judged: frozenset[str], kind_of: dict[str, str]) -> dict[str, list[str]]:
@@ -52,7 +42,7 @@ def unjudged_first_hits(run, qrels, judged: frozenset[str], kind_of: dict[str, s
         if qid not in qrels or not hits or kind_of.get(qid) not in out:
             continue
         first = hits[0].docid
-        if qrels[qid].get(first, 0) <= 0 and first not in qrels[qid] and first not in judged:
+        if first not in qrels[qid] and first not in judged:  # listed with any relevance: judged
             out[kind_of[qid]].append(qid)
     return out
 
@@ -69,7 +59,7 @@ def main() -> None:
     p.add_argument("--output", required=True, help="TSV to fill in")
     args = p.parse_args()
 
-    texts = read_texts(args.corpus)
+    texts = {passage.id: passage.text for passage in read_corpus(args.corpus)}
     topics = {t.qid: t for t in read_topics(args.topics, resolve=texts.get)}
     run = read_run(args.run)
     candidates = unjudged_first_hits(run, read_qrels(args.qrels), read_judged(args.judged),
