@@ -1,0 +1,374 @@
+"""Pool several runs' top passages for a sample of queries, assess the unjudged ones, score on completed qrels.
+
+    python benchmarks/pool_assess.py pool --runs bm25=B.trec net=N.trec ... --qrels $E/qrels.dev.txt \\
+        --judged judged.txt --topics $E/queries.dev.jsonl --corpus $E/corpus.raw.jsonl \\
+        --per-kind 50 --depth 10 --seed 11 --output-dir POOL
+    # an assessor fills POOL/items.tsv's coreferent column (yes / no), blind to systems, ids and controls
+    python benchmarks/pool_assess.py score --pool-dir POOL --assessed POOL/items.tsv --runs ... \\
+        --qrels $E/qrels.dev.txt --judged judged.txt --topics $E/queries.dev.jsonl --output OUT
+
+Why: a collection judged in part (ECB+ annotates only its curated sentences) scores every unjudged
+passage as wrong, so a system that learns which sentences were annotated beats one that finds more
+coreferent mentions, and condensed lists (unjudged passages skipped) are biased the other way. TREC's
+answer is pooling: judge the union of the compared systems' top ``--depth`` passages. ``pool`` draws
+``--per-kind`` queries of each kind (seeded), pools the runs' top ``--depth`` passages and writes every
+pooled passage that is neither relevant nor judged as an item for an assessor, with one *control* per
+query mixed in: a pooled passage whose label the qrels already know (relevant or judged non-relevant,
+a seeded coin picks which), so that the assessor's agreement with the collection's own assessors can be
+measured. Items are shuffled and carry no passage id, query id or system name: the assessor sees the
+query sentence with its mention marked ``[[...]]``, the hit passage, and the first two passages of each
+document (the lead, which names time and place). ``key.tsv`` maps items back.
+
+``score`` reads the filled items, reports agreement on the controls, adds the assessed labels to the
+qrels of the sampled queries (completed qrels: yes = 1, no = 0; unjudged passages below the pool depth
+stay non-relevant, as in any pooled collection) and compares the runs on three sets of labels for the
+same queries: the collection's qrels (standard), condensed lists, and the completed qrels. Every pooled
+run is fully judged to ``--depth``, so RR@10 and P@10 are exact there; AP@100 still counts the unjudged
+passages below the pool as non-relevant.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import argparse  # noqa: E402
+import csv  # noqa: E402
+import json  # noqa: E402
+import random  # noqa: E402
+from collections import defaultdict  # noqa: E402
+
+from hybrid.core.atomic import atomic_write  # noqa: E402
+from hybrid.core.errors import InputError  # noqa: E402
+from hybrid.core.formats.corpus import read_corpus  # noqa: E402
+from hybrid.core.formats.qrels import Qrels, read_qrels  # noqa: E402
+from hybrid.core.formats.runs import read_run, sha256_file  # noqa: E402
+from hybrid.core.formats.topics import read_topics  # noqa: E402
+from hybrid.core.records import KINDS, Run  # noqa: E402
+from hybrid.evaluation.comparison import compare, compare_condensed  # noqa: E402
+from hybrid.evaluation.judged import read_judged  # noqa: E402
+
+ITEM_COLUMNS = ("item", "coreferent", "note", "query", "query_lead", "hit", "hit_lead")
+KEY_COLUMNS = ("item", "kind", "qid", "docid", "source", "label")
+MEASURES = ("RR@10", "P@10", "AP@100", "nDCG@10", "Judged@10")
+ANSWERS = {"yes": 1, "no": 0}
+
+
+def parse_runs(specs: list[str]) -> dict[str, str]:
+    """NAME=PATH pairs -> {name: path}, in order."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise InputError(None, None, f"--runs: expected NAME=PATH, got {spec!r}")
+        if name in out:
+            raise InputError(None, None, f"--runs: the name {name!r} is given twice")
+        out[name] = path
+    return out
+
+
+def sample_queries(qrels: Qrels, kind_of: dict[str, str], per_kind: int, seed: int,
+                   exclude: frozenset[str] = frozenset()) -> list[str]:
+    """``per_kind`` judged queries of each kind, seeded, sorted; none of ``exclude`` (an earlier pool's)."""
+    rng = random.Random(seed)
+    chosen: list[str] = []
+    for kind in KINDS:
+        qids = sorted(q for q in qrels if kind_of.get(q) == kind and q not in exclude)
+        chosen += rng.sample(qids, min(per_kind, len(qids)))
+    return sorted(chosen)
+
+
+def pool(runs: dict[str, Run], qids: list[str], depth: int) -> dict[str, list[str]]:
+    """qid -> the union of the runs' top ``depth`` passage ids, in first-seen order (runs in order)."""
+    out: dict[str, list[str]] = {}
+    for qid in qids:
+        seen: dict[str, None] = {}
+        for run in runs.values():
+            for hit in run.get(qid, [])[:depth]:
+                seen.setdefault(hit.docid)
+        out[qid] = list(seen)
+    return out
+
+
+def build_items(pooled: dict[str, list[str]], qrels: Qrels, judged: frozenset[str],
+                seed: int) -> list[dict[str, str]]:
+    """Key rows: every unjudged pooled passage, plus one control per query with a known label.
+
+    A control is a pooled passage the qrels list as relevant (label yes) or a judged passage they do not
+    list (label no); a seeded coin picks which for each query, falling back to the other kind when the
+    pool has none. Rows come back shuffled (seeded) and numbered.
+    """
+    rng = random.Random(seed)
+    rows: list[dict[str, str]] = []
+    for qid, docids in pooled.items():
+        relevant = [d for d in docids if qrels[qid].get(d, 0) > 0]
+        judged_no = [d for d in docids if d not in qrels[qid] and d in judged]
+        for docid in docids:
+            if docid not in qrels[qid] and docid not in judged:
+                rows.append({"qid": qid, "docid": docid, "source": "pool", "label": ""})
+        options = [("yes", relevant), ("no", judged_no)]
+        if rng.random() < 0.5:
+            options.reverse()
+        for label, group in options:
+            if group:
+                rows.append({"qid": qid, "docid": rng.choice(group), "source": "control", "label": label})
+                break
+    rng.shuffle(rows)
+    for number, row in enumerate(rows, 1):
+        row["item"] = f"{number:04d}"
+    return rows
+
+
+def leads(corpus_path: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(passage id -> text, document id -> its first two passages' text)."""
+    texts: dict[str, str] = {}
+    by_doc: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for number, passage in enumerate(read_corpus(corpus_path)):
+        texts[passage.id] = passage.text
+        by_doc[passage.doc_id].append((number, passage.text))
+    return texts, {doc: " / ".join(text for _, text in sorted(rows)[:2]) for doc, rows in by_doc.items()}
+
+
+def write_tsv(path: Path, columns: tuple[str, ...], rows: list[dict[str, str]]) -> None:
+    with atomic_write(path) as out:
+        writer = csv.DictWriter(out, columns, delimiter="\t", lineterminator="\n", extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_tsv(path: str | Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        missing = [c for c in columns if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(path, 1, f"missing columns {missing}")
+        return list(reader)
+
+
+def command_pool(args: argparse.Namespace) -> None:
+    run_paths = parse_runs(args.runs)
+    texts, lead_of = leads(args.corpus)
+    topics = {t.qid: t for t in read_topics(args.topics, resolve=texts.get)}
+    qrels = read_qrels(args.qrels)
+    judged = read_judged(args.judged)
+    exclude = frozenset(q for d in args.exclude_pool
+                        for q in json.loads((Path(d) / "pool.json").read_text())["queries"])
+    qids = sample_queries(qrels, {q: t.kind for q, t in topics.items()}, args.per_kind, args.seed, exclude)
+    pooled = pool({name: read_run(path) for name, path in run_paths.items()}, qids, args.depth)
+    key = build_items(pooled, qrels, judged, args.seed)
+    items = []
+    for row in key:
+        topic = topics[row["qid"]]
+        row["kind"] = topic.kind
+        items.append({
+            "item": row["item"], "coreferent": "", "note": "",
+            "query": f"{topic.text[:topic.start]}[[{topic.text[topic.start:topic.end]}]]{topic.text[topic.end:]}",
+            "query_lead": lead_of.get(topic.doc_id or "", ""),
+            "hit": texts[row["docid"]], "hit_lead": lead_of[row["docid"].rpartition(":")[0] or row["docid"]],
+        })
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_tsv(out / "items.tsv", ITEM_COLUMNS, items)
+    write_tsv(out / "key.tsv", KEY_COLUMNS, key)
+    manifest = {"runs": {n: {"path": p, "sha256": sha256_file(p)} for n, p in run_paths.items()},
+                "depth": args.depth, "per_kind": args.per_kind, "seed": args.seed, "queries": qids,
+                "excluded_pools": args.exclude_pool, "qrels": args.qrels, "judged": args.judged,
+                "topics": args.topics, "corpus": args.corpus,
+                "items": len(key), "controls": sum(r["source"] == "control" for r in key)}
+    with atomic_write(out / "pool.json") as handle:
+        handle.write(json.dumps(manifest, indent=1) + "\n")
+    print(f"{len(qids)} queries, {manifest['items'] - manifest['controls']} unjudged pooled passages, "
+          f"{manifest['controls']} controls -> {out}", file=sys.stderr)
+
+
+def read_assessed(path: str | Path) -> dict[str, tuple[int, str]]:
+    """item -> (1 for yes, 0 for no, note); every item must be answered."""
+    out: dict[str, tuple[int, str]] = {}
+    for number, row in enumerate(read_tsv(path, ("item", "coreferent")), 2):
+        answer = (row["coreferent"] or "").strip().lower()
+        if answer not in ANSWERS:
+            raise InputError(path, number, f"coreferent must be yes or no, got {row['coreferent']!r}")
+        out[row["item"]] = (ANSWERS[answer], row.get("note") or "")
+    return out
+
+
+def agreement(pairs: list[tuple[int, int]]) -> dict[str, float]:
+    """Accuracy and Cohen's kappa of (gold, assessed) pairs."""
+    n = len(pairs)
+    if not n:
+        return {"n": 0}
+    observed = sum(g == a for g, a in pairs) / n
+    p_gold, p_assessed = sum(g for g, _ in pairs) / n, sum(a for _, a in pairs) / n
+    expected = p_gold * p_assessed + (1 - p_gold) * (1 - p_assessed)
+    kappa = (observed - expected) / (1 - expected) if expected < 1 else 1.0
+    return {"n": n, "accuracy": observed, "kappa": kappa,
+            "gold_yes_assessed_no": sum(g == 1 and a == 0 for g, a in pairs),
+            "gold_no_assessed_yes": sum(g == 0 and a == 1 for g, a in pairs)}
+
+
+def completed_qrels(qrels: Qrels, key: list[dict[str, str]], assessed: dict[str, tuple[int, str]]) -> Qrels:
+    """The sampled queries' qrels plus the assessed pool passages (controls keep the collection's label)."""
+    qids = {row["qid"] for row in key}
+    out: Qrels = {q: dict(qrels[q]) for q in qids}
+    for row in key:
+        if row["source"] == "pool":
+            out[row["qid"]][row["docid"]] = assessed[row["item"]][0]
+    return out
+
+
+def _table(results: dict, names: list[str], baseline: str) -> list[str]:
+    lines = ["| system | kind | " + " | ".join(MEASURES) + " |", "|---|---|" + "---|" * len(MEASURES)]
+    for name in names:
+        for group in ("event", "entity"):
+            cells = []
+            for measure in MEASURES:
+                cell = results[group][name][measure]
+                text = f"{cell['mean']:.3f}"
+                if name != baseline:
+                    star = "*" if max(cell["t_p"], cell["w_p"]) < 0.05 else ""
+                    text += f" ({cell['delta']:+.3f}{star})"
+                cells.append(text)
+            lines.append(f"| {name if group == 'event' else ''} | {group} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def read_pools(pool_dirs: list[str], assessed_paths: list[str]):
+    """Key rows, answers and manifests of one or more pools; items are renamed ``<pool>/<item>`` when several."""
+    if len(pool_dirs) != len(assessed_paths):
+        raise InputError(None, None, f"--pool-dir names {len(pool_dirs)} pools but --assessed {len(assessed_paths)} "
+                                     "files; give one assessed file per pool, in the same order")
+    key: list[dict[str, str]] = []
+    assessed: dict[str, tuple[int, str]] = {}
+    manifests = []
+    for number, (pool_dir, path) in enumerate(zip(pool_dirs, assessed_paths, strict=True), 1):
+        rows = read_tsv(Path(pool_dir) / "key.tsv", KEY_COLUMNS)
+        answers = read_assessed(path)
+        missing = [row["item"] for row in rows if row["item"] not in answers]
+        if missing:
+            raise InputError(path, None, f"{len(missing)} items not assessed, e.g. {missing[:5]}")
+        prefix = f"{number}/" if len(pool_dirs) > 1 else ""
+        key += [{**row, "item": prefix + row["item"]} for row in rows]
+        assessed.update({prefix + item: answer for item, answer in answers.items()})
+        manifests.append(json.loads((Path(pool_dir) / "pool.json").read_text()))
+    depths = {m["depth"] for m in manifests}
+    if len(depths) > 1:
+        raise InputError(None, None, f"--pool-dir: the pools have different depths {sorted(depths)}")
+    queries = [q for m in manifests for q in m["queries"]]
+    if len(set(queries)) != len(queries):
+        raise InputError(None, None, "--pool-dir: the pools share queries; draw later pools with --exclude-pool")
+    manifest = {"depth": depths.pop(), "queries": sorted(queries), "pools": manifests}
+    return key, assessed, manifest
+
+
+def command_score(args: argparse.Namespace) -> None:
+    key, assessed, manifest = read_pools(args.pool_dir, args.assessed)
+    if args.doubtful_as_no:  # a stricter assessor: every yes the assessor called doubtful counts as no
+        assessed = {item: (0 if "doubtful" in note.lower() else label, note)
+                    for item, (label, note) in assessed.items()}
+    run_paths = parse_runs(args.runs)
+    runs = {name: read_run(path) for name, path in run_paths.items()}
+    qrels = read_qrels(args.qrels)
+    judged = read_judged(args.judged)
+    texts = {passage.id: passage.text for passage in read_corpus(args.corpus)}
+    topics = {t.qid: t for t in read_topics(args.topics, resolve=texts.get)}
+    groups = {q: topics[q].kind for q in manifest["queries"]}
+    sample = {q: qrels[q] for q in manifest["queries"]}
+    runs = {name: {q: run.get(q, []) for q in manifest["queries"]} for name, run in runs.items()}
+    baseline = args.baseline or next(iter(runs))
+
+    controls = [(ANSWERS[row["label"]], assessed[row["item"]][0]) for row in key if row["source"] == "control"]
+    pooled = [assessed[row["item"]][0] for row in key if row["source"] == "pool"]
+    by_kind = {kind: [assessed[r["item"]][0] for r in key if r["source"] == "pool" and groups[r["qid"]] == kind]
+               for kind in KINDS}
+    full = completed_qrels(qrels, key, assessed)
+    settings = {
+        "standard": compare(runs, sample, groups, baseline, MEASURES, judged),
+        "condensed": compare_condensed(runs, sample, groups, baseline, MEASURES, judged),
+        "completed": compare(runs, full, groups, baseline, MEASURES, judged),
+    }
+    pooled_shas = [{r["sha256"] for r in m["runs"].values()} for m in manifest["pools"]]
+    run_info = {n: {"path": p, "sha256": sha256_file(p)} for n, p in run_paths.items()}
+    for info in run_info.values():  # a run outside the pool is judged only where it agrees with the pooled runs
+        info["pooled"] = all(info["sha256"] in shas for shas in pooled_shas)
+    summary = {
+        "manifest": manifest, "runs": run_info, "doubtful_as_no": args.doubtful_as_no,
+        "controls": agreement(controls),
+        "pool": {"n": len(pooled), "yes": sum(pooled),
+                 **{f"{kind}_yes": f"{sum(v)}/{len(v)}" for kind, v in by_kind.items()}},
+        "relevant_added": {kind: sum(1 for r in key if r["source"] == "pool" and groups[r["qid"]] == kind
+                                     and assessed[r["item"]][0] == 1) for kind in KINDS},
+        "relevant_in_qrels": {kind: sum(sum(v > 0 for v in sample[q].values()) for q in sample
+                                        if groups[q] == kind) for kind in KINDS},
+        "results": {s: r["results"] for s, r in settings.items()},
+    }
+    names = list(runs)
+    unpooled = [n for n in names if not run_info[n]["pooled"]]
+    c = summary["controls"]
+    lines = [f"# Pooled assessment: {len(sample)} sampled queries, runs pooled to depth {manifest['depth']}", "",
+             f"Pool: {summary['pool']['n']} unjudged passages assessed, {summary['pool']['yes']} coreferent "
+             f"(event {summary['pool']['event_yes']}, entity {summary['pool']['entity_yes']}); relevant passages "
+             f"in the collection's qrels for these queries: {summary['relevant_in_qrels']}, added: "
+             f"{summary['relevant_added']}.", ""]
+    if args.doubtful_as_no:
+        lines += ["Stricter reading: every yes the assessor marked doubtful counts as no.", ""]
+    if unpooled:
+        lines += ["Not pooled (their unassessed hits count as non-relevant; see Judged@10): "
+                  f"{', '.join(unpooled)}.", ""]
+    if c["n"]:
+        lines += [f"Controls (the collection's own labels, mixed in blind): {c['n']}, agreement "
+                  f"{c['accuracy']:.3f}, Cohen's kappa {c['kappa']:.3f} (relevant judged no: "
+                  f"{c['gold_yes_assessed_no']}, non-relevant judged yes: {c['gold_no_assessed_yes']}).", ""]
+    titles = {"standard": "The collection's qrels (unjudged = non-relevant)",
+              "condensed": "Condensed lists (unjudged passages removed)",
+              "completed": "Completed qrels (the pool assessed; below the pool unjudged = non-relevant)"}
+    for setting, title in titles.items():
+        lines += [f"## {title}", "",
+                  f"Mean (difference from {baseline}; `*`: paired t-test and Wilcoxon both < 0.05 after Holm).", ""]
+        lines += _table(summary["results"][setting], names, baseline) + [""]
+    if args.qrels_out:
+        with atomic_write(args.qrels_out) as handle:
+            for qid in sorted(full):
+                for docid, rel in sorted(full[qid].items()):
+                    handle.write(f"{qid} 0 {docid} {rel}\n")
+    out = Path(args.output)
+    with atomic_write(out.with_suffix(".md")) as handle:
+        handle.write("\n".join(lines))
+    with atomic_write(out.with_suffix(".json")) as handle:
+        handle.write(json.dumps(summary, indent=1) + "\n")
+    print("\n".join(lines))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--runs", nargs="+", required=True, help="NAME=PATH run files (TREC format)")
+    common.add_argument("--qrels", required=True)
+    common.add_argument("--judged", required=True, help="passage ids judged for every query, one per line")
+    common.add_argument("--topics", required=True, help="topics JSONL (passage_id, start, end, kind)")
+    common.add_argument("--corpus", required=True, help="corpus JSONL with id, doc_id and text")
+    a = sub.add_parser("pool", parents=[common], help="draw queries, pool the runs, write items to assess")
+    a.add_argument("--per-kind", type=int, default=50)
+    a.add_argument("--depth", type=int, default=10)
+    a.add_argument("--seed", type=int, default=11)
+    a.add_argument("--output-dir", required=True)
+    a.add_argument("--exclude-pool", nargs="*", default=[],
+                   help="earlier pool directories whose queries are not drawn again (to grow a sample)")
+    b = sub.add_parser("score", parents=[common], help="score the runs on the completed qrels")
+    b.add_argument("--pool-dir", nargs="+", required=True, help="one or more pools (drawn with --exclude-pool)")
+    b.add_argument("--assessed", nargs="+", required=True,
+                   help="per pool, its items.tsv with the coreferent column filled (yes / no)")
+    b.add_argument("--doubtful-as-no", action="store_true",
+                   help="count a yes whose note says 'doubtful' as no (a sensitivity check for a lenient assessor)")
+    b.add_argument("--baseline", help="run name the others are tested against (default: the first)")
+    b.add_argument("--output", required=True, help="path prefix for .md and .json")
+    b.add_argument("--qrels-out", help="write the sampled queries' completed qrels here (TREC qrels)")
+    args = p.parse_args()
+    {"pool": command_pool, "score": command_score}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
