@@ -19,6 +19,11 @@ measured. Items are shuffled and carry no passage id, query id or system name: t
 query sentence with its mention marked ``[[...]]``, the hit passage, and the first two passages of each
 document (the lead, which names time and place). ``key.tsv`` maps items back.
 
+A sample grows with a second ``pool --exclude-pool FIRST`` (other queries, its own seed), and a run
+joins an existing pool with ``pool --runs NEW=... --extend FIRST [SECOND ...]``: the same queries, and only
+the passages the earlier pools did not assess become items (no controls). ``score`` takes every pool
+directory with its assessed file, in order.
+
 ``score`` reads the filled items, reports agreement on the controls, adds the assessed labels to the
 qrels of the sampled queries (completed qrels: yes = 1, no = 0; unjudged passages below the pool depth
 stay non-relevant, as in any pooled collection) and compares the runs on three sets of labels for the
@@ -93,9 +98,9 @@ def pool(runs: dict[str, Run], qids: list[str], depth: int) -> dict[str, list[st
     return out
 
 
-def build_items(pooled: dict[str, list[str]], qrels: Qrels, judged: frozenset[str],
-                seed: int) -> list[dict[str, str]]:
-    """Key rows: every unjudged pooled passage, plus one control per query with a known label.
+def build_items(pooled: dict[str, list[str]], qrels: Qrels, judged: frozenset[str], seed: int,
+                known: frozenset[tuple[str, str]] = frozenset(), controls: bool = True) -> list[dict[str, str]]:
+    """Key rows: every unjudged pooled passage not ``known`` (assessed before), plus one control per query.
 
     A control is a pooled passage the qrels list as relevant (label yes) or a judged passage they do not
     list (label no); a seeded coin picks which for each query, falling back to the other kind when the
@@ -107,8 +112,10 @@ def build_items(pooled: dict[str, list[str]], qrels: Qrels, judged: frozenset[st
         relevant = [d for d in docids if qrels[qid].get(d, 0) > 0]
         judged_no = [d for d in docids if d not in qrels[qid] and d in judged]
         for docid in docids:
-            if docid not in qrels[qid] and docid not in judged:
+            if docid not in qrels[qid] and docid not in judged and (qid, docid) not in known:
                 rows.append({"qid": qid, "docid": docid, "source": "pool", "label": ""})
+        if not controls:
+            continue
         options = [("yes", relevant), ("no", judged_no)]
         if rng.random() < 0.5:
             options.reverse()
@@ -154,11 +161,17 @@ def command_pool(args: argparse.Namespace) -> None:
     topics = {t.qid: t for t in read_topics(args.topics, resolve=texts.get)}
     qrels = read_qrels(args.qrels)
     judged = read_judged(args.judged)
-    exclude = frozenset(q for d in args.exclude_pool
-                        for q in json.loads((Path(d) / "pool.json").read_text())["queries"])
-    qids = sample_queries(qrels, {q: t.kind for q, t in topics.items()}, args.per_kind, args.seed, exclude)
+    known: frozenset[tuple[str, str]] = frozenset()
+    if args.extend:  # the same queries as earlier pools; only passages they did not assess become items
+        qids = sorted({q for d in args.extend for q in json.loads((Path(d) / "pool.json").read_text())["queries"]})
+        known = frozenset((row["qid"], row["docid"]) for d in args.extend
+                          for row in read_tsv(Path(d) / "key.tsv", KEY_COLUMNS))
+    else:
+        exclude = frozenset(q for d in args.exclude_pool
+                            for q in json.loads((Path(d) / "pool.json").read_text())["queries"])
+        qids = sample_queries(qrels, {q: t.kind for q, t in topics.items()}, args.per_kind, args.seed, exclude)
     pooled = pool({name: read_run(path) for name, path in run_paths.items()}, qids, args.depth)
-    key = build_items(pooled, qrels, judged, args.seed)
+    key = build_items(pooled, qrels, judged, args.seed, known, controls=not args.extend)
     items = []
     for row in key:
         topic = topics[row["qid"]]
@@ -175,7 +188,7 @@ def command_pool(args: argparse.Namespace) -> None:
     write_tsv(out / "key.tsv", KEY_COLUMNS, key)
     manifest = {"runs": {n: {"path": p, "sha256": sha256_file(p)} for n, p in run_paths.items()},
                 "depth": args.depth, "per_kind": args.per_kind, "seed": args.seed, "queries": qids,
-                "excluded_pools": args.exclude_pool, "qrels": args.qrels, "judged": args.judged,
+                "excluded_pools": args.exclude_pool, "extends": args.extend, "qrels": args.qrels, "judged": args.judged,
                 "topics": args.topics, "corpus": args.corpus,
                 "items": len(key), "controls": sum(r["source"] == "control" for r in key)}
     with atomic_write(out / "pool.json") as handle:
@@ -256,9 +269,17 @@ def read_pools(pool_dirs: list[str], assessed_paths: list[str]):
     depths = {m["depth"] for m in manifests}
     if len(depths) > 1:
         raise InputError(None, None, f"--pool-dir: the pools have different depths {sorted(depths)}")
-    queries = [q for m in manifests for q in m["queries"]]
+    queries = [q for m in manifests if not m.get("extends") for q in m["queries"]]
     if len(set(queries)) != len(queries):
-        raise InputError(None, None, "--pool-dir: the pools share queries; draw later pools with --exclude-pool")
+        raise InputError(None, None, "--pool-dir: the pools share queries; draw later pools with --exclude-pool "
+                                     "(or add runs with --extend)")
+    extra = {q for m in manifests if m.get("extends") for q in m["queries"]} - set(queries)
+    if extra:
+        raise InputError(None, None, f"--pool-dir: an extension pool has queries no other pool drew, e.g. "
+                                     f"{sorted(extra)[:3]}; give the pools it extends too")
+    pairs = [(row["qid"], row["docid"]) for row in key]
+    if len(set(pairs)) != len(pairs):
+        raise InputError(None, None, "--pool-dir: a passage is assessed twice for one query; give each pool once")
     manifest = {"depth": depths.pop(), "queries": sorted(queries), "pools": manifests}
     return key, assessed, manifest
 
@@ -289,10 +310,11 @@ def command_score(args: argparse.Namespace) -> None:
         "condensed": compare_condensed(runs, sample, groups, baseline, MEASURES, judged),
         "completed": compare(runs, full, groups, baseline, MEASURES, judged),
     }
-    pooled_shas = [{r["sha256"] for r in m["runs"].values()} for m in manifest["pools"]]
     run_info = {n: {"path": p, "sha256": sha256_file(p)} for n, p in run_paths.items()}
     for info in run_info.values():  # a run outside the pool is judged only where it agrees with the pooled runs
-        info["pooled"] = all(info["sha256"] in shas for shas in pooled_shas)
+        covered = {q for m in manifest["pools"] if info["sha256"] in {r["sha256"] for r in m["runs"].values()}
+                   for q in m["queries"]}
+        info["pooled"] = covered >= set(manifest["queries"])
     summary = {
         "manifest": manifest, "runs": run_info, "doubtful_as_no": args.doubtful_as_no,
         "controls": agreement(controls),
@@ -357,6 +379,9 @@ def main() -> None:
     a.add_argument("--output-dir", required=True)
     a.add_argument("--exclude-pool", nargs="*", default=[],
                    help="earlier pool directories whose queries are not drawn again (to grow a sample)")
+    a.add_argument("--extend", nargs="*", default=[],
+                   help="earlier pool directories: pool these runs for the same queries and write only the "
+                        "passages those pools did not assess (to add a run to a pool; no controls)")
     b = sub.add_parser("score", parents=[common], help="score the runs on the completed qrels")
     b.add_argument("--pool-dir", nargs="+", required=True, help="one or more pools (drawn with --exclude-pool)")
     b.add_argument("--assessed", nargs="+", required=True,

@@ -144,3 +144,42 @@ def test_a_second_pool_draws_other_queries_and_both_are_scored_together(benchmar
                                                 [str(tmp_path / "p1" / "done.tsv"), str(tmp_path / "p1" / "done.tsv")])
     assert manifest["queries"] == ["en1", "ev1"] and all(row["item"].startswith("1/") for row in key)
     assert set(assessed) >= {row["item"] for row in key}
+
+
+def test_extend_adds_a_run_to_a_pool_without_assessing_a_passage_twice(benchmark_script, tmp_path, monkeypatch):
+    script = benchmark_script("pool_assess")
+    common = _files(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "pool", *common, "--per-kind", "5", "--depth", "2",
+                                      "--output-dir", str(tmp_path / "p1")])
+    script.main()
+    # run c: ev1 -> d4:0 (assessed in p1) and d3:1 (new); en1 -> d4:1 (new), d3:0 (assessed in p1)
+    write_run({"ev1": [Hit(docid="d4:0", score=2.0), Hit(docid="d3:1", score=1.0)],
+               "en1": [Hit(docid="d4:1", score=2.0), Hit(docid="d3:0", score=1.0)]}, tmp_path / "c.trec")
+    runs_at = common.index("--qrels")
+    extended = ["--runs", f"c={tmp_path / 'c.trec'}", *common[runs_at:]]
+    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "pool", *extended, "--depth", "2",
+                                      "--extend", str(tmp_path / "p1"), "--output-dir", str(tmp_path / "p2")])
+    script.main()
+    key2 = _read(tmp_path / "p2" / "key.tsv")
+    assert sorted((r["qid"], r["docid"], r["source"]) for r in key2) == [("en1", "d4:1", "pool"),
+                                                                          ("ev1", "d3:1", "pool")]
+    for name in ("p1", "p2"):
+        rows = _read(tmp_path / name / "items.tsv")
+        for r in rows:
+            r["coreferent"] = "yes"
+        with (tmp_path / name / "done.tsv").open("w", encoding="utf-8", newline="") as out:
+            writer = csv.DictWriter(out, list(rows[0]), delimiter="\t", lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+    all_runs = ["--runs", common[1], common[2], f"c={tmp_path / 'c.trec'}", *common[runs_at:]]
+    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "score", *all_runs, "--pool-dir", str(tmp_path / "p1"),
+                                      str(tmp_path / "p2"), "--assessed", str(tmp_path / "p1" / "done.tsv"),
+                                      str(tmp_path / "p2" / "done.tsv"), "--output", str(tmp_path / "out")])
+    script.main()
+    summary = json.loads((tmp_path / "out.json").read_text())
+    assert all(summary["runs"][n]["pooled"] for n in ("a", "b", "c"))
+    assert summary["manifest"]["queries"] == ["en1", "ev1"]
+    assert summary["results"]["completed"]["event"]["c"]["P@10"]["mean"] == pytest.approx(0.2)
+    # the extension alone is refused: its queries were drawn by a pool that is not given
+    with pytest.raises(InputError, match="extension pool"):
+        script.read_pools([str(tmp_path / "p2")], [str(tmp_path / "p2" / "done.tsv")])
