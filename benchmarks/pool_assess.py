@@ -53,7 +53,7 @@ from hybrid.core.formats.qrels import Qrels, read_qrels  # noqa: E402
 from hybrid.core.formats.runs import read_run, sha256_file  # noqa: E402
 from hybrid.core.formats.topics import read_topics  # noqa: E402
 from hybrid.core.records import KINDS, Run  # noqa: E402
-from hybrid.evaluation.comparison import compare, compare_condensed  # noqa: E402
+from hybrid.evaluation.comparison import compare, compare_condensed, format_markdown  # noqa: E402
 from hybrid.evaluation.judged import read_judged  # noqa: E402
 
 ITEM_COLUMNS = ("item", "coreferent", "note", "query", "query_lead", "hit", "hit_lead")
@@ -232,22 +232,6 @@ def completed_qrels(qrels: Qrels, key: list[dict[str, str]], assessed: dict[str,
     return out
 
 
-def _table(results: dict, names: list[str], baseline: str) -> list[str]:
-    lines = ["| system | kind | " + " | ".join(MEASURES) + " |", "|---|---|" + "---|" * len(MEASURES)]
-    for name in names:
-        for group in ("event", "entity"):
-            cells = []
-            for measure in MEASURES:
-                cell = results[group][name][measure]
-                text = f"{cell['mean']:.3f}"
-                if name != baseline:
-                    star = "*" if max(cell["t_p"], cell["w_p"]) < 0.05 else ""
-                    text += f" ({cell['delta']:+.3f}{star})"
-                cells.append(text)
-            lines.append(f"| {name if group == 'event' else ''} | {group} | " + " | ".join(cells) + " |")
-    return lines
-
-
 def read_pools(pool_dirs: list[str], assessed_paths: list[str]):
     """Key rows, answers and manifests of one or more pools; items are renamed ``<pool>/<item>`` when several."""
     if len(pool_dirs) != len(assessed_paths):
@@ -347,9 +331,7 @@ def command_score(args: argparse.Namespace) -> None:
               "condensed": "Condensed lists (unjudged passages removed)",
               "completed": "Completed qrels (the pool assessed; below the pool unjudged = non-relevant)"}
     for setting, title in titles.items():
-        lines += [f"## {title}", "",
-                  f"Mean (difference from {baseline}; `*`: paired t-test and Wilcoxon both < 0.05 after Holm).", ""]
-        lines += _table(summary["results"][setting], names, baseline) + [""]
+        lines += [f"## {title}", format_markdown(summary["results"][setting], baseline, MEASURES), ""]
     if args.qrels_out:
         with atomic_write(args.qrels_out) as handle:
             for qid in sorted(full):

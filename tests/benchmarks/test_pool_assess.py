@@ -37,6 +37,13 @@ def _read(path):
     return list(csv.DictReader(path.open(encoding="utf-8"), delimiter="\t"))
 
 
+def _write(path, rows):
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.DictWriter(out, list(rows[0]), delimiter="\t", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def test_pool_writes_blind_items_and_scores_on_completed_qrels(benchmark_script, tmp_path, monkeypatch):
     script = benchmark_script("pool_assess")
     common = _files(tmp_path)
@@ -67,10 +74,7 @@ def test_pool_writes_blind_items_and_scores_on_completed_qrels(benchmark_script,
     answers = {("ev1", "d4:0"): "yes", ("en1", "d3:0"): "yes", ("en1", "d4:0"): "no"}
     for r in key:
         by_item[r["item"]]["coreferent"] = r["label"] or answers[(r["qid"], r["docid"])]
-    with (tmp_path / "done.tsv").open("w", encoding="utf-8", newline="") as out:
-        writer = csv.DictWriter(out, list(items[0]), delimiter="\t", lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(items)
+    _write(tmp_path / "done.tsv", items)
     monkeypatch.setattr(sys, "argv", ["pool_assess.py", "score", *common, "--pool-dir", str(pool_dir),
                                       "--assessed", str(tmp_path / "done.tsv"), "--output", str(tmp_path / "out"),
                                       "--qrels-out", str(tmp_path / "full.qrels")])
@@ -92,10 +96,7 @@ def test_pool_writes_blind_items_and_scores_on_completed_qrels(benchmark_script,
     for r in items:
         if r["coreferent"] == "yes":
             r["note"] = "Doubtful: same quake?"
-    with (tmp_path / "done.tsv").open("w", encoding="utf-8", newline="") as out:
-        writer = csv.DictWriter(out, list(items[0]), delimiter="\t", lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(items)
+    _write(tmp_path / "done.tsv", items)
     monkeypatch.setattr(sys, "argv", ["pool_assess.py", "score", *common, "--pool-dir", str(pool_dir),
                                       "--assessed", str(tmp_path / "done.tsv"), "--output", str(tmp_path / "strict"),
                                       "--doubtful-as-no"])
@@ -133,10 +134,7 @@ def test_a_second_pool_draws_other_queries_and_both_are_scored_together(benchmar
         rows = _read(tmp_path / name / "items.tsv")
         for r in rows:
             r["coreferent"] = "no"
-        with (tmp_path / name / "done.tsv").open("w", encoding="utf-8", newline="") as out:
-            writer = csv.DictWriter(out, list(rows[0]), delimiter="\t", lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
+        _write(tmp_path / name / "done.tsv", rows)
     with pytest.raises(InputError, match="share queries"):
         script.read_pools([str(tmp_path / "p1"), str(tmp_path / "p3")],
                           [str(tmp_path / "p1" / "done.tsv"), str(tmp_path / "p3" / "done.tsv")])
@@ -167,10 +165,7 @@ def test_extend_adds_a_run_to_a_pool_without_assessing_a_passage_twice(benchmark
         rows = _read(tmp_path / name / "items.tsv")
         for r in rows:
             r["coreferent"] = "yes"
-        with (tmp_path / name / "done.tsv").open("w", encoding="utf-8", newline="") as out:
-            writer = csv.DictWriter(out, list(rows[0]), delimiter="\t", lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
+        _write(tmp_path / name / "done.tsv", rows)
     all_runs = ["--runs", common[1], common[2], f"c={tmp_path / 'c.trec'}", *common[runs_at:]]
     monkeypatch.setattr(sys, "argv", ["pool_assess.py", "score", *all_runs, "--pool-dir", str(tmp_path / "p1"),
                                       str(tmp_path / "p2"), "--assessed", str(tmp_path / "p1" / "done.tsv"),
