@@ -24,6 +24,10 @@ joins an existing pool with ``pool --runs NEW=... --extend FIRST [SECOND ...]``:
 the passages the earlier pools did not assess become items (no controls). ``score`` takes every pool
 directory with its assessed file, in order.
 
+``second`` draws a seeded sample of assessed items (controls included), renumbered and reshuffled, for a
+second assessor who does not see the first one's answers; ``agree`` then reports the two assessors'
+agreement (accuracy, Cohen's kappa) and each one's agreement with the collection on the controls.
+
 ``score`` reads the filled items, reports agreement on the controls, adds the assessed labels to the
 qrels of the sampled queries (completed qrels: yes = 1, no = 0; unjudged passages below the pool depth
 stay non-relevant, as in any pooled collection) and compares the runs on three sets of labels for the
@@ -139,6 +143,15 @@ def leads(corpus_path: str) -> tuple[dict[str, str], dict[str, str]]:
     return texts, {doc: " / ".join(text for _, text in sorted(rows)[:2]) for doc, rows in by_doc.items()}
 
 
+def item_row(row: dict[str, str], topics: dict, texts: dict[str, str], lead_of: dict[str, str]) -> dict[str, str]:
+    """What the assessor sees of one key row: the marked query, the hit and both documents' leads."""
+    topic = topics[row["qid"]]
+    return {"item": row["item"], "coreferent": "", "note": "",
+            "query": f"{topic.text[:topic.start]}[[{topic.text[topic.start:topic.end]}]]{topic.text[topic.end:]}",
+            "query_lead": lead_of.get(topic.doc_id or "", ""),
+            "hit": texts[row["docid"]], "hit_lead": lead_of[row["docid"].rpartition(":")[0] or row["docid"]]}
+
+
 def write_tsv(path: Path, columns: tuple[str, ...], rows: list[dict[str, str]]) -> None:
     with atomic_write(path) as out:
         writer = csv.DictWriter(out, columns, delimiter="\t", lineterminator="\n", extrasaction="ignore")
@@ -174,14 +187,8 @@ def command_pool(args: argparse.Namespace) -> None:
     key = build_items(pooled, qrels, judged, args.seed, known, controls=not args.extend)
     items = []
     for row in key:
-        topic = topics[row["qid"]]
-        row["kind"] = topic.kind
-        items.append({
-            "item": row["item"], "coreferent": "", "note": "",
-            "query": f"{topic.text[:topic.start]}[[{topic.text[topic.start:topic.end]}]]{topic.text[topic.end:]}",
-            "query_lead": lead_of.get(topic.doc_id or "", ""),
-            "hit": texts[row["docid"]], "hit_lead": lead_of[row["docid"].rpartition(":")[0] or row["docid"]],
-        })
+        row["kind"] = topics[row["qid"]].kind
+        items.append(item_row(row, topics, texts, lead_of))
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_tsv(out / "items.tsv", ITEM_COLUMNS, items)
@@ -345,15 +352,58 @@ def command_score(args: argparse.Namespace) -> None:
     print("\n".join(lines))
 
 
+SECOND_KEY_COLUMNS = ("item", "kind", "qid", "docid", "source", "label", "first", "first_item")
+
+
+def command_second(args: argparse.Namespace) -> None:
+    """A seeded sample of assessed items, renumbered and reshuffled, for a second, independent assessor."""
+    key, assessed, _ = read_pools(args.pool_dir, args.assessed)
+    texts, lead_of = leads(args.corpus)
+    topics = {t.qid: t for t in read_topics(args.topics, resolve=texts.get)}
+    rng = random.Random(args.seed)
+    chosen = rng.sample(key, min(args.sample, len(key)))
+    rows = [{**row, "first_item": row["item"], "item": f"{number:04d}",
+             "first": "yes" if assessed[row["item"]][0] else "no"} for number, row in enumerate(chosen, 1)]
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_tsv(out / "items.tsv", ITEM_COLUMNS, [item_row(row, topics, texts, lead_of) for row in rows])
+    write_tsv(out / "key.tsv", SECOND_KEY_COLUMNS, rows)
+    print(f"{len(rows)} of {len(key)} assessed items drawn for a second assessor -> {out}", file=sys.stderr)
+
+
+def command_agree(args: argparse.Namespace) -> None:
+    """Agreement of the second assessor with the first (every item) and with the collection (controls)."""
+    key = read_tsv(Path(args.second_dir) / "key.tsv", SECOND_KEY_COLUMNS)
+    second = read_assessed(args.assessed)
+    missing = [row["item"] for row in key if row["item"] not in second]
+    if missing:
+        raise InputError(args.assessed, None, f"{len(missing)} items not assessed, e.g. {missing[:5]}")
+    summary = {"first_vs_second": agreement([(ANSWERS[r["first"]], second[r["item"]][0]) for r in key])}
+    for kind in KINDS:
+        summary[f"first_vs_second_{kind}"] = agreement([(ANSWERS[r["first"]], second[r["item"]][0])
+                                                         for r in key if r["kind"] == kind])
+    controls = [r for r in key if r["source"] == "control"]
+    summary["collection_vs_first"] = agreement([(ANSWERS[r["label"]], ANSWERS[r["first"]]) for r in controls])
+    summary["collection_vs_second"] = agreement([(ANSWERS[r["label"]], second[r["item"]][0]) for r in controls])
+    with atomic_write(Path(args.output).with_suffix(".json")) as handle:
+        handle.write(json.dumps(summary, indent=1) + "\n")
+    print(json.dumps(summary, indent=1))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
-    common = argparse.ArgumentParser(add_help=False)
+    texts = argparse.ArgumentParser(add_help=False)
+    texts.add_argument("--topics", required=True, help="topics JSONL (passage_id, start, end, kind)")
+    texts.add_argument("--corpus", required=True, help="corpus JSONL with id, doc_id and text")
+    common = argparse.ArgumentParser(add_help=False, parents=[texts])
     common.add_argument("--runs", nargs="+", required=True, help="NAME=PATH run files (TREC format)")
     common.add_argument("--qrels", required=True)
     common.add_argument("--judged", required=True, help="passage ids judged for every query, one per line")
-    common.add_argument("--topics", required=True, help="topics JSONL (passage_id, start, end, kind)")
-    common.add_argument("--corpus", required=True, help="corpus JSONL with id, doc_id and text")
+    pools = argparse.ArgumentParser(add_help=False)
+    pools.add_argument("--pool-dir", nargs="+", required=True, help="one or more pools (drawn with --exclude-pool)")
+    pools.add_argument("--assessed", nargs="+", required=True,
+                       help="per pool, its items.tsv with the coreferent column filled (yes / no)")
     a = sub.add_parser("pool", parents=[common], help="draw queries, pool the runs, write items to assess")
     a.add_argument("--per-kind", type=int, default=50)
     a.add_argument("--depth", type=int, default=10)
@@ -364,17 +414,23 @@ def main() -> None:
     a.add_argument("--extend", nargs="*", default=[],
                    help="earlier pool directories: pool these runs for the same queries and write only the "
                         "passages those pools did not assess (to add a run to a pool; no controls)")
-    b = sub.add_parser("score", parents=[common], help="score the runs on the completed qrels")
-    b.add_argument("--pool-dir", nargs="+", required=True, help="one or more pools (drawn with --exclude-pool)")
-    b.add_argument("--assessed", nargs="+", required=True,
-                   help="per pool, its items.tsv with the coreferent column filled (yes / no)")
+    b = sub.add_parser("score", parents=[common, pools], help="score the runs on the completed qrels")
     b.add_argument("--doubtful-as-no", action="store_true",
                    help="count a yes whose note says 'doubtful' as no (a sensitivity check for a lenient assessor)")
     b.add_argument("--baseline", help="run name the others are tested against (default: the first)")
     b.add_argument("--output", required=True, help="path prefix for .md and .json")
     b.add_argument("--qrels-out", help="write the sampled queries' completed qrels here (TREC qrels)")
+    c = sub.add_parser("second", parents=[texts, pools], help="draw assessed items for a second assessor")
+    c.add_argument("--sample", type=int, default=300)
+    c.add_argument("--seed", type=int, default=21)
+    c.add_argument("--output-dir", required=True)
+    d = sub.add_parser("agree", help="the second assessor's agreement with the first and with the collection")
+    d.add_argument("--second-dir", required=True, help="the directory `second` wrote")
+    d.add_argument("--assessed", required=True, help="its items.tsv with the coreferent column filled")
+    d.add_argument("--output", required=True, help="path prefix for .json")
     args = p.parse_args()
-    {"pool": command_pool, "score": command_score}[args.command](args)
+    {"pool": command_pool, "score": command_score, "second": command_second, "agree": command_agree}[
+        args.command](args)
 
 
 if __name__ == "__main__":

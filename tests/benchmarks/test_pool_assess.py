@@ -178,3 +178,35 @@ def test_extend_adds_a_run_to_a_pool_without_assessing_a_passage_twice(benchmark
     # the extension alone is refused: its queries were drawn by a pool that is not given
     with pytest.raises(InputError, match="extension pool"):
         script.read_pools([str(tmp_path / "p2")], [str(tmp_path / "p2" / "done.tsv")])
+
+
+def test_a_second_assessor_sees_a_blind_resample_and_agreement_is_counted(benchmark_script, tmp_path, monkeypatch):
+    script = benchmark_script("pool_assess")
+    common = _files(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "pool", *common, "--per-kind", "5", "--depth", "2",
+                                      "--output-dir", str(tmp_path / "p1")])
+    script.main()
+    items = _read(tmp_path / "p1" / "items.tsv")
+    for r in items:
+        r["coreferent"] = "yes"
+    _write(tmp_path / "p1" / "done.tsv", items)
+    texts = common[common.index("--topics"):]
+    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "second", *texts, "--pool-dir", str(tmp_path / "p1"),
+                                      "--assessed", str(tmp_path / "p1" / "done.tsv"), "--sample", "4", "--seed", "1",
+                                      "--output-dir", str(tmp_path / "second")])
+    script.main()
+    key, second = _read(tmp_path / "second" / "key.tsv"), _read(tmp_path / "second" / "items.tsv")
+    assert len(key) == len(second) == 4 and all(r["first"] == "yes" for r in key)
+    assert [r["item"] for r in second] == ["0001", "0002", "0003", "0004"]
+    assert all(not r["coreferent"] for r in second) and "yes" not in (tmp_path / "second" / "items.tsv").read_text()
+    first_key = {r["item"]: (r["qid"], r["docid"]) for r in _read(tmp_path / "p1" / "key.tsv")}
+    assert all(first_key[r["first_item"]] == (r["qid"], r["docid"]) for r in key)
+    for number, r in enumerate(second):
+        r["coreferent"] = "no" if number == 0 else "yes"
+    _write(tmp_path / "second" / "done.tsv", second)
+    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "agree", "--second-dir", str(tmp_path / "second"),
+                                      "--assessed", str(tmp_path / "second" / "done.tsv"),
+                                      "--output", str(tmp_path / "agree")])
+    script.main()
+    summary = json.loads((tmp_path / "agree.json").read_text())
+    assert summary["first_vs_second"]["n"] == 4 and summary["first_vs_second"]["accuracy"] == 0.75
