@@ -33,6 +33,13 @@ def _files(tmp_path):
             "--corpus", str(tmp_path / "corpus.jsonl")]
 
 
+def _pool(script, monkeypatch, common, out, *extra):
+    """Run ``pool_assess.py pool`` at depth 2, five queries per kind."""
+    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "pool", *common, "--per-kind", "5", "--depth", "2",
+                                      "--output-dir", str(out), *extra])
+    script.main()
+
+
 def _read(path):
     return list(csv.DictReader(path.open(encoding="utf-8"), delimiter="\t"))
 
@@ -48,9 +55,7 @@ def test_pool_writes_blind_items_and_scores_on_completed_qrels(benchmark_script,
     script = benchmark_script("pool_assess")
     common = _files(tmp_path)
     pool_dir = tmp_path / "pool"
-    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "pool", *common, "--per-kind", "5", "--depth", "2",
-                                      "--output-dir", str(pool_dir)])
-    script.main()
+    _pool(script, monkeypatch, common, pool_dir)
     key, items = _read(pool_dir / "key.tsv"), _read(pool_dir / "items.tsv")
     # depth 2 pools ev1: d1:0 (relevant), d2:0 (judged), d4:0 (unjudged); en1: d3:0, d1:1 (relevant), d4:0
     pooled = sorted((r["qid"], r["docid"]) for r in key if r["source"] == "pool")
@@ -147,9 +152,7 @@ def test_a_second_pool_draws_other_queries_and_both_are_scored_together(benchmar
 def test_extend_adds_a_run_to_a_pool_without_assessing_a_passage_twice(benchmark_script, tmp_path, monkeypatch):
     script = benchmark_script("pool_assess")
     common = _files(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "pool", *common, "--per-kind", "5", "--depth", "2",
-                                      "--output-dir", str(tmp_path / "p1")])
-    script.main()
+    _pool(script, monkeypatch, common, tmp_path / "p1")
     # run c: ev1 -> d4:0 (assessed in p1) and d3:1 (new); en1 -> d4:1 (new), d3:0 (assessed in p1)
     write_run({"ev1": [Hit(docid="d4:0", score=2.0), Hit(docid="d3:1", score=1.0)],
                "en1": [Hit(docid="d4:1", score=2.0), Hit(docid="d3:0", score=1.0)]}, tmp_path / "c.trec")
@@ -183,9 +186,7 @@ def test_extend_adds_a_run_to_a_pool_without_assessing_a_passage_twice(benchmark
 def test_a_second_assessor_sees_a_blind_resample_and_agreement_is_counted(benchmark_script, tmp_path, monkeypatch):
     script = benchmark_script("pool_assess")
     common = _files(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "pool", *common, "--per-kind", "5", "--depth", "2",
-                                      "--output-dir", str(tmp_path / "p1")])
-    script.main()
+    _pool(script, monkeypatch, common, tmp_path / "p1")
     items = _read(tmp_path / "p1" / "items.tsv")
     for r in items:
         r["coreferent"] = "yes"
