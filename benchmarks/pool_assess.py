@@ -168,6 +168,18 @@ def read_tsv(path: str | Path, columns: tuple[str, ...]) -> list[dict[str, str]]
         return list(reader)
 
 
+def pool_manifest(pool_dir: str | Path) -> dict:
+    """An earlier pool's ``pool.json``."""
+    return json.loads((Path(pool_dir) / "pool.json").read_text())
+
+
+def check_answered(rows: list[dict[str, str]], answers: dict[str, tuple[int, str]], path: str | Path) -> None:
+    """Every key row's item must have an answer in the assessed file at ``path``."""
+    missing = [row["item"] for row in rows if row["item"] not in answers]
+    if missing:
+        raise InputError(path, None, f"{len(missing)} items not assessed, e.g. {missing[:5]}")
+
+
 def command_pool(args: argparse.Namespace) -> None:
     run_paths = parse_runs(args.runs)
     texts, lead_of = leads(args.corpus)
@@ -176,12 +188,11 @@ def command_pool(args: argparse.Namespace) -> None:
     judged = read_judged(args.judged)
     known: frozenset[tuple[str, str]] = frozenset()
     if args.extend:  # the same queries as earlier pools; only passages they did not assess become items
-        qids = sorted({q for d in args.extend for q in json.loads((Path(d) / "pool.json").read_text())["queries"]})
+        qids = sorted({q for d in args.extend for q in pool_manifest(d)["queries"]})
         known = frozenset((row["qid"], row["docid"]) for d in args.extend
                           for row in read_tsv(Path(d) / "key.tsv", KEY_COLUMNS))
     else:
-        exclude = frozenset(q for d in args.exclude_pool
-                            for q in json.loads((Path(d) / "pool.json").read_text())["queries"])
+        exclude = frozenset(q for d in args.exclude_pool for q in pool_manifest(d)["queries"])
         qids = sample_queries(qrels, {q: t.kind for q, t in topics.items()}, args.per_kind, args.seed, exclude)
     pooled = pool({name: read_run(path) for name, path in run_paths.items()}, qids, args.depth)
     key = build_items(pooled, qrels, judged, args.seed, known, controls=not args.extend)
@@ -250,13 +261,11 @@ def read_pools(pool_dirs: list[str], assessed_paths: list[str]):
     for number, (pool_dir, path) in enumerate(zip(pool_dirs, assessed_paths, strict=True), 1):
         rows = read_tsv(Path(pool_dir) / "key.tsv", KEY_COLUMNS)
         answers = read_assessed(path)
-        missing = [row["item"] for row in rows if row["item"] not in answers]
-        if missing:
-            raise InputError(path, None, f"{len(missing)} items not assessed, e.g. {missing[:5]}")
+        check_answered(rows, answers, path)
         prefix = f"{number}/" if len(pool_dirs) > 1 else ""
         key += [{**row, "item": prefix + row["item"]} for row in rows]
         assessed.update({prefix + item: answer for item, answer in answers.items()})
-        manifests.append(json.loads((Path(pool_dir) / "pool.json").read_text()))
+        manifests.append(pool_manifest(pool_dir))
     depths = {m["depth"] for m in manifests}
     if len(depths) > 1:
         raise InputError(None, None, f"--pool-dir: the pools have different depths {sorted(depths)}")
@@ -311,8 +320,7 @@ def command_score(args: argparse.Namespace) -> None:
         "controls": agreement(controls),
         "pool": {"n": len(pooled), "yes": sum(pooled),
                  **{f"{kind}_yes": f"{sum(v)}/{len(v)}" for kind, v in by_kind.items()}},
-        "relevant_added": {kind: sum(1 for r in key if r["source"] == "pool" and groups[r["qid"]] == kind
-                                     and assessed[r["item"]][0] == 1) for kind in KINDS},
+        "relevant_added": {kind: sum(v) for kind, v in by_kind.items()},
         "relevant_in_qrels": {kind: sum(sum(v > 0 for v in sample[q].values()) for q in sample
                                         if groups[q] == kind) for kind in KINDS},
         "results": {s: r["results"] for s, r in settings.items()},
@@ -375,9 +383,7 @@ def command_agree(args: argparse.Namespace) -> None:
     """Agreement of the second assessor with the first (every item) and with the collection (controls)."""
     key = read_tsv(Path(args.second_dir) / "key.tsv", SECOND_KEY_COLUMNS)
     second = read_assessed(args.assessed)
-    missing = [row["item"] for row in key if row["item"] not in second]
-    if missing:
-        raise InputError(args.assessed, None, f"{len(missing)} items not assessed, e.g. {missing[:5]}")
+    check_answered(key, second, args.assessed)
     summary = {"first_vs_second": agreement([(ANSWERS[r["first"]], second[r["item"]][0]) for r in key])}
     for kind in KINDS:
         summary[f"first_vs_second_{kind}"] = agreement([(ANSWERS[r["first"]], second[r["item"]][0])
