@@ -28,6 +28,10 @@ directory with its assessed file, in order.
 second assessor who does not see the first one's answers; ``agree`` then reports the two assessors'
 agreement (accuracy, Cohen's kappa) and each one's agreement with the collection on the controls.
 
+``split`` cuts a pool's items into parts of ``--parts-of`` rows for several assessors, and ``merge``
+puts their answer files (``item``, ``coreferent``, ``note``) back into one assessed file in the items'
+order, refusing an item answered twice, an item that is not in the pool and an item left unanswered.
+
 ``score`` reads the filled items, reports agreement on the controls, adds the assessed labels to the
 qrels of the sampled queries (completed qrels: yes = 1, no = 0; unjudged passages below the pool depth
 stay non-relevant, as in any pooled collection) and compares the runs on three sets of labels for the
@@ -173,7 +177,7 @@ def pool_manifest(pool_dir: str | Path) -> dict:
     return json.loads((Path(pool_dir) / "pool.json").read_text())
 
 
-def check_answered(rows: list[dict[str, str]], answers: dict[str, tuple[int, str]], path: str | Path) -> None:
+def check_answered(rows: list[dict[str, str]], answers: dict[str, tuple], path: str | Path) -> None:
     """Every key row's item must have an answer in the assessed file at ``path``."""
     missing = [row["item"] for row in rows if row["item"] not in answers]
     if missing:
@@ -360,6 +364,43 @@ def command_score(args: argparse.Namespace) -> None:
     print("\n".join(lines))
 
 
+def command_split(args: argparse.Namespace) -> None:
+    """The pool's items in parts of ``--parts-of`` rows (part-01.tsv, ...), one per assessor, in order."""
+    if args.parts_of < 1:
+        raise InputError(None, None, f"--parts-of must be at least 1, got {args.parts_of}")
+    items = read_tsv(args.items, ITEM_COLUMNS)
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    parts = [items[i:i + args.parts_of] for i in range(0, len(items), args.parts_of)]
+    width = max(2, len(str(len(parts))))
+    for number, part in enumerate(parts, 1):
+        write_tsv(out / f"part-{number:0{width}d}.tsv", ITEM_COLUMNS, part)
+    print(f"{len(items)} items in {len(parts)} parts -> {out}", file=sys.stderr)
+
+
+def command_merge(args: argparse.Namespace) -> None:
+    """The assessors' answer files back into one assessed items file, every item answered exactly once."""
+    items = read_tsv(args.items, ITEM_COLUMNS)
+    wanted = {row["item"] for row in items}
+    answers: dict[str, tuple[str, str]] = {}
+    where: dict[str, str] = {}
+    for path in args.answers:
+        for number, row in enumerate(read_tsv(path, ("item", "coreferent", "note")), 2):
+            item, answer = (row["item"] or "").strip(), (row["coreferent"] or "").strip().lower()
+            if item not in wanted:
+                raise InputError(path, number, f"item {item!r} is not in {args.items}")
+            if item in answers:
+                raise InputError(path, number, f"item {item} is answered twice (first in {where[item]})")
+            if answer not in ANSWERS:
+                raise InputError(path, number, f"coreferent must be yes or no, got {row['coreferent']!r}")
+            answers[item] = (answer, " ".join((row["note"] or "").split()))
+            where[item] = f"{path}:{number}"
+    check_answered(items, answers, args.answers[-1] if len(args.answers) == 1 else "the answer files")
+    merged = [{**row, "coreferent": answers[row["item"]][0], "note": answers[row["item"]][1]} for row in items]
+    write_tsv(Path(args.output), ITEM_COLUMNS, merged)
+    print(f"{len(merged)} items merged from {len(args.answers)} answer files -> {args.output}", file=sys.stderr)
+
+
 SECOND_KEY_COLUMNS = ("item", "kind", "qid", "docid", "source", "label", "first", "first_item")
 
 
@@ -434,9 +475,17 @@ def main() -> None:
     d.add_argument("--second-dir", required=True, help="the directory `second` wrote")
     d.add_argument("--assessed", required=True, help="its items.tsv with the coreferent column filled")
     d.add_argument("--output", required=True, help="path prefix for .json")
+    e = sub.add_parser("split", help="cut a pool's items into parts, one per assessor")
+    e.add_argument("--items", required=True, help="the pool's items.tsv")
+    e.add_argument("--parts-of", type=int, default=250, help="items per part")
+    e.add_argument("--output-dir", required=True)
+    f = sub.add_parser("merge", help="the assessors' answer files back into one assessed items file")
+    f.add_argument("--items", required=True, help="the pool's items.tsv")
+    f.add_argument("--answers", nargs="+", required=True, help="answer files: item, coreferent (yes / no), note")
+    f.add_argument("--output", required=True, help="the assessed file to write (the items with answers)")
     args = p.parse_args()
-    {"pool": command_pool, "score": command_score, "second": command_second, "agree": command_agree}[
-        args.command](args)
+    {"pool": command_pool, "score": command_score, "second": command_second, "agree": command_agree,
+     "split": command_split, "merge": command_merge}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -211,3 +211,55 @@ def test_a_second_assessor_sees_a_blind_resample_and_agreement_is_counted(benchm
     script.main()
     summary = json.loads((tmp_path / "agree.json").read_text())
     assert summary["first_vs_second"]["n"] == 4 and summary["first_vs_second"]["accuracy"] == 0.75
+
+
+def test_split_and_merge_give_each_assessor_a_part_and_refuse_a_gap_or_a_repeat(benchmark_script, tmp_path,
+                                                                                monkeypatch):
+    script = benchmark_script("pool_assess")
+    common = _files(tmp_path)
+    pool_dir = tmp_path / "pool"
+    _pool(script, monkeypatch, common, pool_dir)
+    items = _read(pool_dir / "items.tsv")
+    assert len(items) == 5  # three pooled passages and two controls
+    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "split", "--items", str(pool_dir / "items.tsv"),
+                                      "--parts-of", "2", "--output-dir", str(tmp_path / "parts")])
+    script.main()
+    parts = [_read(tmp_path / "parts" / f"part-{n:02d}.tsv") for n in (1, 2, 3)]
+    assert [len(p) for p in parts] == [2, 2, 1]
+    assert [r for p in parts for r in p] == items  # every column kept, in the items' order
+
+    def answer(path, rows, notes=None):
+        _write(path, [{"item": r["item"], "coreferent": "yes" if i % 2 else "no",
+                       "note": (notes or {}).get(r["item"], "")} for i, r in enumerate(rows)])
+
+    files = [tmp_path / f"a{n}.tsv" for n in (1, 2, 3)]
+    answer(files[0], parts[0], {parts[0][0]["item"]: "different  quake"})
+    answer(files[1], parts[1])
+    answer(files[2], parts[2])
+
+    def merge(*paths):
+        monkeypatch.setattr(sys, "argv", ["pool_assess.py", "merge", "--items", str(pool_dir / "items.tsv"),
+                                          "--answers", *map(str, paths), "--output", str(tmp_path / "done.tsv")])
+        script.main()
+
+    merge(files[2], files[0], files[1])  # the answer files in any order; the output keeps the items' order
+    done = _read(tmp_path / "done.tsv")
+    assert [r["item"] for r in done] == [r["item"] for r in items]
+    assert [r["coreferent"] for r in done] == ["no", "yes", "no", "yes", "no"]
+    assert done[0]["note"] == "different quake" and done[0]["hit"] == items[0]["hit"]
+    assert script.read_assessed(tmp_path / "done.tsv")[items[1]["item"]][0] == 1
+
+    (tmp_path / "done.tsv").unlink()
+    with pytest.raises(InputError, match="not assessed"):
+        merge(files[0], files[1])  # part 3 missing
+    with pytest.raises(InputError) as raised:
+        merge(files[0], files[1], files[2], files[0])
+    assert "answered twice" in str(raised.value) and "a1.tsv" in str(raised.value)
+    _write(files[2], [{"item": "9999", "coreferent": "yes", "note": ""}])
+    with pytest.raises(InputError, match="not in"):
+        merge(*files)
+    _write(files[2], [{"item": parts[2][0]["item"], "coreferent": "maybe", "note": ""}])
+    with pytest.raises(InputError) as raised:
+        merge(*files)
+    assert "a3.tsv" in str(raised.value) and "2" in str(raised.value)
+    assert not (tmp_path / "done.tsv").exists()  # nothing half-written
