@@ -248,6 +248,11 @@ def test_split_and_merge_give_each_assessor_a_part_and_refuse_a_gap_or_a_repeat(
     assert [r["coreferent"] for r in done] == ["no", "yes", "no", "yes", "no"]
     assert done[0]["note"] == "different quake" and done[0]["hit"] == items[0]["hit"]
     assert script.read_assessed(tmp_path / "done.tsv")[items[1]["item"]][0] == 1
+    monkeypatch.setattr(sys, "argv", ["pool_assess.py", "merge", "--items", str(pool_dir / "items.tsv"), "--answers",
+                                      *map(str, files), "--output", str(tmp_path / "short.tsv"), "--answers-only"])
+    script.main()
+    short = _read(tmp_path / "short.tsv")
+    assert short == [{k: r[k] for k in ("item", "coreferent", "note")} for r in done]
 
     (tmp_path / "done.tsv").unlink()
     with pytest.raises(InputError, match="not assessed"):
