@@ -3,7 +3,7 @@
     python benchmarks/ltr_variants.py hybrid-dense-nb --index RAW --artifacts ART \\
         --train-topics $E/queries.train.jsonl --train-qrels $E/qrels.train.txt \\
         --dev-topics $E/queries.dev.jsonl --dev-qrels $E/qrels.dev.txt --corpus $E/corpus.jsonl \\
-        --cache CACHE --markdown benchmarks/results/raw-dev-ltr-variants.md
+        --cache CACHE --markdown benchmarks/results/raw-dev-ltr-variants.md [--runs-dir RUNS]
 
 Why: after the feature groups, the remaining knobs of a LambdaMART reranker are on the learner side
 (hyper-parameters, seeds, one model per mention kind, more training queries, query-relative features,
@@ -46,6 +46,7 @@ import numpy as np  # noqa: E402
 from hybrid.core.atomic import atomic_write  # noqa: E402
 from hybrid.core.formats.corpus import read_corpus  # noqa: E402
 from hybrid.core.formats.qrels import read_qrels  # noqa: E402
+from hybrid.core.formats.runs import write_run  # noqa: E402
 from hybrid.core.formats.topics import read_topics  # noqa: E402
 from hybrid.core.records import KINDS, Run, Topic  # noqa: E402
 from hybrid.evaluation.judged import judged_only as condensed_run  # noqa: E402
@@ -109,6 +110,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--cache", required=True, help="folder for the cached feature matrices")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--markdown", required=True)
+    p.add_argument("--runs-dir", help="also write every variant's dev run here as TREC (e.g. to pool and assess them)")
     return p.parse_args(argv)
 
 
@@ -257,6 +259,23 @@ def vs_reference(values: dict, reference: dict, qrels, kind_of: dict[str, str]) 
     return out
 
 
+def run_file_name(name: str) -> str:
+    """A variant's name as a file name: lower case, runs of anything but letters and digits as one dash."""
+    slug = "".join(c if c.isalnum() else "-" for c in name.lower())
+    return "-".join(part for part in slug.split("-") if part) + ".trec"
+
+
+def write_runs(runs: dict[str, Run], directory: Path) -> dict[str, str]:
+    """Every variant's run as ``DIRECTORY/<slug>.trec`` (tagged with the slug); returns name -> file name."""
+    files = {name: run_file_name(name) for name in runs}
+    if len(set(files.values())) != len(files):
+        raise ValueError(f"two variants map to one file name: {sorted(files.values())}")
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, file_name in files.items():
+        write_run(runs[name], directory / file_name, tag=file_name.removesuffix(".trec"))
+    return files
+
+
 def summarise(qrels, run: Run, kind_of: dict[str, str]) -> tuple[dict, dict]:
     """(per-kind means, measure -> qid -> value)."""
     values = per_query(qrels, run, MEASURES)
@@ -316,6 +335,8 @@ def main(argv=None) -> int:
         log.info("%s: %.0fs", name, time.perf_counter() - t)
     seeded = ["reference (the recipe's model)", *(f"seed {s}" for s in SEEDS)]
     runs["mean of the 5 seeds' scores"] = dev.to_run(np.mean([scores[n] for n in seeded], axis=0))
+    if args.runs_dir:
+        log.info("runs written: %s", write_runs(runs, Path(args.runs_dir)))
 
     evaluations = {"standard": lambda run: run}
     if validated:

@@ -37,3 +37,19 @@ def test_judged_only_drops_unlabelled_candidates_outside_the_judged_sentences(sc
     assert kept.labels.tolist() == [1, 0, 1]
     assert kept.X.shape == (3, 2)
 
+
+
+def test_every_variant_run_is_written_under_its_own_file_name(script, tmp_path):
+    from hybrid.core.formats.runs import read_run
+    from hybrid.core.records import Hit
+
+    runs = {"reference (the recipe's model)": {"q1": [Hit(docid="a", score=2.0), Hit(docid="b", score=1.0)]},
+            "diagnostic (gold annotation): trained on judged candidates only": {"q1": [Hit(docid="b", score=3.0)]}}
+    files = script.write_runs(runs, tmp_path / "runs")
+    assert files == {"reference (the recipe's model)": "reference-the-recipe-s-model.trec",
+                     "diagnostic (gold annotation): trained on judged candidates only":
+                         "diagnostic-gold-annotation-trained-on-judged-candidates-only.trec"}
+    back = read_run(tmp_path / "runs" / "reference-the-recipe-s-model.trec")
+    assert [h.docid for h in back["q1"]] == ["a", "b"]
+    with pytest.raises(ValueError, match="one file name"):
+        script.write_runs({"seed 1": {}, "seed-1": {}}, tmp_path / "clash")
