@@ -37,8 +37,10 @@ def minmax(hits: list[Hit]) -> Normalised:
 def zscore(hits: list[Hit]) -> Normalised:
     if not hits:
         return {}
-    mean = sum(h.score for h in hits) / len(hits)
-    std = math.sqrt(sum((h.score - mean) ** 2 for h in hits) / len(hits))
+    # math.fsum is exactly rounded, so the result does not depend on the order of the hits (a plain sum
+    # differs in the last bit between orders, and a fused run would then depend on how its inputs are sorted)
+    mean = math.fsum(h.score for h in hits) / len(hits)
+    std = math.sqrt(math.fsum((h.score - mean) ** 2 for h in hits) / len(hits))
     if std == 0:
         return {h.docid: 0.0 for h in hits}
     return {h.docid: (h.score - mean) / std for h in hits}

@@ -29,6 +29,13 @@ def test_normalisations_hand_computed():
     assert floor({}) == 0.0
 
 
+def test_zscore_does_not_depend_on_the_order_of_the_hits():
+    # a plain left-to-right sum of these scores differs in the last bit between orders (found by hypothesis)
+    hits = [Hit("d0", -30.0), Hit("d1", -36.5), Hit("d2", -0.125)]
+    orders = [[hits[i] for i in order] for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))]
+    assert all(zscore(order) == zscore(hits) for order in orders)  # exactly, not approximately
+
+
 def test_combsum_minmax_equal_weights():
     # A: d1 1, d2 .5, d3 0 ; B: d2 1, d4 .5, d5 0 ; floors 0
     fused = combsum([A, B], norm="minmax")
