@@ -220,14 +220,19 @@ def command_pool(args: argparse.Namespace) -> None:
           f"{manifest['controls']} controls -> {out}", file=sys.stderr)
 
 
+def answer_of(row: dict[str, str], path: str | Path, number: int) -> int:
+    """An assessed row's answer: 1 for yes, 0 for no (case and spaces ignored); anything else names file and line."""
+    answer = (row["coreferent"] or "").strip().lower()
+    if answer not in ANSWERS:
+        raise InputError(path, number, f"coreferent must be yes or no, got {row['coreferent']!r}")
+    return ANSWERS[answer]
+
+
 def read_assessed(path: str | Path) -> dict[str, tuple[int, str]]:
     """item -> (1 for yes, 0 for no, note); every item must be answered."""
     out: dict[str, tuple[int, str]] = {}
     for number, row in enumerate(read_tsv(path, ("item", "coreferent")), 2):
-        answer = (row["coreferent"] or "").strip().lower()
-        if answer not in ANSWERS:
-            raise InputError(path, number, f"coreferent must be yes or no, got {row['coreferent']!r}")
-        out[row["item"]] = (ANSWERS[answer], row.get("note") or "")
+        out[row["item"]] = (answer_of(row, path, number), row.get("note") or "")
     return out
 
 
@@ -387,14 +392,12 @@ def command_merge(args: argparse.Namespace) -> None:
     where: dict[str, str] = {}
     for path in args.answers:
         for number, row in enumerate(read_tsv(path, ANSWER_COLUMNS), 2):
-            item, answer = (row["item"] or "").strip(), (row["coreferent"] or "").strip().lower()
+            item = (row["item"] or "").strip()
             if item not in wanted:
                 raise InputError(path, number, f"item {item!r} is not in {args.items}")
             if item in answers:
                 raise InputError(path, number, f"item {item} is answered twice (first in {where[item]})")
-            if answer not in ANSWERS:
-                raise InputError(path, number, f"coreferent must be yes or no, got {row['coreferent']!r}")
-            answers[item] = (answer, " ".join((row["note"] or "").split()))
+            answers[item] = ("yes" if answer_of(row, path, number) else "no", " ".join((row["note"] or "").split()))
             where[item] = f"{path}:{number}"
     check_answered(items, answers, args.answers[-1] if len(args.answers) == 1 else "the answer files")
     merged = [{**row, "coreferent": answers[row["item"]][0], "note": answers[row["item"]][1]} for row in items]

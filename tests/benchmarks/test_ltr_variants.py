@@ -38,7 +38,6 @@ def test_judged_only_drops_unlabelled_candidates_outside_the_judged_sentences(sc
     assert kept.X.shape == (3, 2)
 
 
-
 def test_every_variant_run_is_written_under_its_own_file_name(script, tmp_path):
     from hybrid.core.formats.runs import read_run
     from hybrid.core.records import Hit
