@@ -126,7 +126,10 @@ def versions(extra: Iterable[str] = ()) -> dict[str, str]:
         except PackageNotFoundError:
             out[pkg] = "not installed"
 
-    out["anserini_jar"] = Path(anserini_jar()).name
+    try:
+        out["anserini_jar"] = Path(anserini_jar()).name
+    except ImportError:  # pyserini absent: an encoder or a reader is still saved, and says so
+        out["anserini_jar"] = "not installed"
     own = project_jar()
     out["hybrid_jar"] = Path(own).name if own else "not built"
     return out

@@ -7,7 +7,7 @@ import json
 import subprocess
 
 from hybrid.core.formats.runs import sha256_file
-from hybrid.core.provenance import code_version, search_options, source_sha256
+from hybrid.core.provenance import code_version, search_options, source_sha256, versions
 from hybrid.search import main as search_main
 from hybrid.search import parser
 
@@ -47,3 +47,21 @@ def test_code_version_is_a_commit_or_a_source_hash():
     else:
         assert len(version["source_sha256"]) == 64
     assert len(source_sha256()) == 64
+
+
+def test_encoder_and_reader_save_without_pyserini(tiny_bert, tmp_path, monkeypatch):
+    """Saving records the Anserini jar as not installed when pyserini is absent, instead of failing."""
+    import sys
+
+    from features.encoder import BiEncoder
+    from ltr.reader.store import load_reader, new_reader, save_reader
+
+    encoder = BiEncoder.load(tiny_bert, device="cpu")
+    reader = new_reader(tiny_bert)
+    monkeypatch.setitem(sys.modules, "pyserini", None)  # what an environment without pyserini finds
+    assert versions()["anserini_jar"] == "not installed"
+    encoder.save(tmp_path / "encoder")
+    saved = json.loads((tmp_path / "encoder" / "hybrid-encoder.json").read_text())
+    assert saved["versions"]["anserini_jar"] == "not installed"
+    save_reader(reader, tmp_path / "reader")
+    assert load_reader(tmp_path / "reader", device="cpu").meta["versions"]["anserini_jar"] == "not installed"
