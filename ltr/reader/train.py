@@ -51,6 +51,8 @@ from ltr.reader.store import Reader, load_reader, new_reader, resolve_device, sa
 log = logging.getLogger("ltr.reader.train")
 TRAINER_STATE = "trainer.json"
 OPTIMIZER = "optimizer.safetensors"
+#: Key prefix of the random generator states saved beside the optimizer state (never a parameter id).
+RNG_PREFIX = "rng."
 
 
 @dataclass(frozen=True)
@@ -245,7 +247,7 @@ def save_optimizer(optimizer: torch.optim.Optimizer, directory: Path) -> None:
                 tensors[f"{pid}.{key}"] = value.detach().to("cpu").contiguous().clone()
             else:
                 scalars[f"{pid}.{key}"] = value
-    tensors["rng.torch"] = torch.get_rng_state()
+    tensors.update(rng_states())
     save_file(tensors, str(directory / OPTIMIZER))
     groups = [{k: v for k, v in g.items()} for g in state["param_groups"]]
     (directory / "optimizer.json").write_text(json.dumps({"param_groups": groups, "scalars": scalars}) + "\n")
@@ -258,7 +260,7 @@ def load_optimizer(optimizer: torch.optim.Optimizer, directory: Path) -> None:
     extra = json.loads((directory / "optimizer.json").read_text())
     state: dict[int, dict] = {}
     for key, value in tensors.items():
-        if key == "rng.torch":
+        if key.startswith(RNG_PREFIX):
             continue
         pid, name = key.split(".", 1)
         state.setdefault(int(pid), {})[name] = value
@@ -266,7 +268,30 @@ def load_optimizer(optimizer: torch.optim.Optimizer, directory: Path) -> None:
         pid, name = key.split(".", 1)
         state.setdefault(int(pid), {})[name] = value
     optimizer.load_state_dict({"state": state, "param_groups": extra["param_groups"]})
-    torch.set_rng_state(tensors["rng.torch"])
+    restore_rng_states(tensors)
+
+
+def rng_states() -> dict[str, torch.Tensor]:
+    """The CPU generator's state and, when CUDA is available, every GPU's: dropout on a GPU draws from the
+    CUDA generator, so a resumed run must restore it to continue exactly as an uninterrupted one."""
+    states = {f"{RNG_PREFIX}torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        for device, state in enumerate(torch.cuda.get_rng_state_all()):
+            states[f"{RNG_PREFIX}cuda.{device}"] = state
+    return states
+
+
+def restore_rng_states(tensors: dict[str, torch.Tensor]) -> None:
+    """Restore what :func:`rng_states` saved. A checkpoint of a CPU run has no CUDA states (the GPUs keep
+    theirs); states of GPUs this machine lacks are ignored."""
+    torch.set_rng_state(tensors[f"{RNG_PREFIX}torch"])
+    if not torch.cuda.is_available():
+        return
+    for key, state in tensors.items():
+        if key.startswith(f"{RNG_PREFIX}cuda."):
+            device = int(key[len(f"{RNG_PREFIX}cuda."):])
+            if device < torch.cuda.device_count():
+                torch.cuda.set_rng_state(state, device)
 
 
 def checkpoint_path(output: str | Path) -> Path:
