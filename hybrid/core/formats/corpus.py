@@ -86,7 +86,11 @@ def _check_id(path: Path, number: int, name: str, value: str) -> str:
 
 
 def parse_passage(path: Path, number: int, line: str, empty_means_unannotated: bool = False) -> Passage:
-    obj = parse_json_object(path, number, line)
+    return passage_from_object(path, number, parse_json_object(path, number, line), empty_means_unannotated)
+
+
+def passage_from_object(path: Path, number: int, obj: dict, empty_means_unannotated: bool = False) -> Passage:
+    """Validate one parsed corpus line; readers of richer formats (labelled collections) share it."""
     check_keys(path, number, obj, PASSAGE_KEYS)
     pid = _check_id(path, number, "id", require(path, number, obj, "id", str))
     if "text" in obj:
@@ -153,6 +157,18 @@ def read_corpus(
     would silently shadow each other in the index. Truncations are logged and added to ``skip_bad``'s
     warnings.
     """
+    for _, _, passage in read_corpus_lines(path, skip_bad, empty_means_unannotated, max_chars):
+        yield passage
+
+
+def read_corpus_lines(
+    path: str | Path,
+    skip_bad: SkipReport | None = None,
+    empty_means_unannotated: bool = False,
+    max_chars: int | None = MAX_PASSAGE_CHARS,
+) -> Iterator[tuple[int, dict, Passage]]:
+    """:func:`read_corpus` that also yields each passage's line number and parsed JSON object, for readers
+    that need keys the :class:`Passage` record leaves out (a labelled collection's ``cluster`` ids)."""
     path = Path(path)
     seen: dict[str, int] = {}
     sentences: dict[tuple[str, int], int] = {}
@@ -160,7 +176,8 @@ def read_corpus(
     truncated = 0
     for number, line in iter_lines(path, on_error=on_error):
         try:
-            passage = parse_passage(path, number, line, empty_means_unannotated)
+            obj = parse_json_object(path, number, line)
+            passage = passage_from_object(path, number, obj, empty_means_unannotated)
             if passage.id in seen:
                 first = seen[passage.id]
                 raise InputError(path, number, f"duplicate passage id {passage.id!r} (first on line {first})")
@@ -189,6 +206,6 @@ def read_corpus(
                 log.warning(message)
             if skip_bad is not None:
                 skip_bad.warn(message)
-        yield passage
+        yield number, obj, passage
     if truncated > WARN_LIMIT:
         log.warning("%s: %d passages longer than %d characters were truncated", path, truncated, max_chars)
