@@ -58,6 +58,7 @@ from hybrid.recipes import Context, load_recipe  # noqa: E402
 from hybrid.recipes.builders import build_named, build_reranker, featureset_path, reranker_specs  # noqa: E402
 from hybrid.retrieval.sparse import PassageBM25  # noqa: E402
 from indexes.shards import open_one_index  # noqa: E402
+from ltr.cv import topic_of  # noqa: E402
 from ltr.feature_scaling import Normaliser  # noqa: E402
 from ltr.featureset import FeatureSet, load_featureset  # noqa: E402
 from ltr.learners import make_learner  # noqa: E402
@@ -151,11 +152,6 @@ def cached_matrix(path: Path, stage, resources: IndexResources, topics: list[Top
 def query_zscores(matrix: FeatureMatrix, X: np.ndarray) -> np.ndarray:
     """Every column z-scored inside each query's candidate list (a constant column becomes 0)."""
     return Normaliser.fit(X, ["query_zscore"] * X.shape[1]).transform(X, matrix.offsets)
-
-
-def topic_of(topic: Topic) -> str:
-    """The ECB+ topic of a query (its ``topic`` field, else the document id's prefix): folds never split one."""
-    return str(topic.meta.get("topic", (topic.doc_id or topic.qid).split("_")[0]))
 
 
 class Variants:

@@ -94,7 +94,8 @@ def parser() -> argparse.ArgumentParser:
     _common(t), _inputs(t), _learner(t)
     t.add_argument("--output", required=True, help="model directory to write")
     t.add_argument("--overwrite", action="store_true")
-    t.add_argument("--cv", type=positive_int, metavar="K", help="also report K-fold CV (folds grouped by topic)")
+    t.add_argument("--cv", type=positive_int, metavar="K",
+                   help="also report K-fold CV (folds grouped by the queries' group or topic field, else by document)")
     _inputs(t, "dev", required=False)
     t.add_argument("--importance", metavar="PNG", help="write a feature-importance plot (and print the table)")
 

@@ -1,8 +1,9 @@
-"""Cross-validation grouped by ECB+ topic, and the train-on-train / test-on-dev split.
+"""Cross-validation grouped by query group (an ECB+ topic, a user's ``group``), and the train/dev split.
 
-ECB+ queries of one topic share documents and events, so a topic in both training and test folds
-would let a model memorise the topic's vocabulary; folds are therefore whole topics (never split),
-shuffled with a seed and packed so that folds hold similar numbers of queries.
+Queries of one group share documents and events (an ECB+ topic), so a group in both training and test
+folds would let a model memorise its vocabulary; folds are therefore whole groups (never split),
+shuffled with a seed and packed so that folds hold similar numbers of queries. A query's group is
+declared, never guessed from the shape of an id (:func:`topic_of`).
 """
 
 from __future__ import annotations
@@ -14,16 +15,20 @@ import numpy as np
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Topic
 
+#: Query fields naming a cross-validation group, first found wins (docs/labelled-collections.md).
+GROUP_FIELDS = ("group", "topic")
+
 
 def topic_of(topic: Topic) -> str:
-    """The ECB+ topic of a query: the ``topic`` field of the query file, else the document id's prefix."""
-    if topic.meta.get("topic") is not None:
-        return str(topic.meta["topic"])
-    if topic.doc_id and "_" in topic.doc_id:
-        return topic.doc_id.split("_", 1)[0]
-    if topic.passage_id and "_" in topic.passage_id:
-        return topic.passage_id.split("_", 1)[0]
-    return topic.doc_id or topic.qid
+    """A query's cross-validation group: its ``group`` field, else its ``topic`` field (ECB+ queries carry
+    one), else its own document (each document a group), else its passage, else the query itself.
+
+    Ids are never parsed: ``doc_000`` ... ``doc_019`` are twenty documents, not one group ``doc``.
+    """
+    for key in GROUP_FIELDS:
+        if topic.meta.get(key) is not None:
+            return str(topic.meta[key])
+    return topic.doc_id or topic.passage_id or topic.qid
 
 
 def grouped_folds(qids: Sequence[str], groups: Mapping[str, str], k: int,
@@ -31,13 +36,15 @@ def grouped_folds(qids: Sequence[str], groups: Mapping[str, str], k: int,
     """``k`` (train qids, test qids) splits; every group's queries fall in exactly one test fold."""
     missing = [q for q in qids if q not in groups]
     if missing:
-        raise ConfigError(None, None, f"{len(missing)} queries have no topic group, e.g. {missing[:3]}")
+        raise ConfigError(None, None, f"{len(missing)} queries have no group, e.g. {missing[:3]}")
     by_group: dict[str, list[str]] = {}
     for q in qids:
         by_group.setdefault(groups[q], []).append(q)
     names = sorted(by_group)
     if not 2 <= k <= len(names):
-        raise ConfigError(None, None, f"cannot make {k} folds from {len(names)} topic group(s); need 2 <= k <= groups")
+        raise ConfigError(None, None, f"cannot make {k} folds from {len(names)} query group(s) (a query's 'group' or "
+                                      "'topic' field, else its document); use 2 <= folds <= groups, or give the "
+                                      "queries more groups")
     rng = np.random.default_rng(seed)
     rng.shuffle(names)
     # Largest groups first (stable after the seeded shuffle), each into the currently smallest fold.

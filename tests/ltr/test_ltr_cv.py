@@ -12,10 +12,20 @@ from ltr.cv import assert_disjoint, grouped_folds, topic_of
 from ltr.experiment import cv_scores
 
 
-def test_topic_of_uses_the_topic_field_then_the_document_prefix():
+def test_topic_of_uses_the_declared_group_then_the_document_never_an_id_prefix():
     assert topic_of(Topic("q1", "x", 0, 1, doc_id="12_3ecbplus", meta={"topic": 45})) == "45"
-    assert topic_of(Topic("q1", "x", 0, 1, doc_id="12_3ecbplus")) == "12"
-    assert topic_of(Topic("q1", "x", 0, 1, passage_id="7_1ecb:3")) == "7"
+    assert topic_of(Topic("q1", "x", 0, 1, doc_id="d", meta={"group": "g", "topic": 45})) == "g"
+    assert topic_of(Topic("q1", "x", 0, 1, doc_id="12_3ecbplus")) == "12_3ecbplus"
+    assert topic_of(Topic("q1", "x", 0, 1, passage_id="7_1ecb:3")) == "7_1ecb:3"
+    assert topic_of(Topic("q1", "x", 0, 1)) == "q1"
+
+
+def test_documents_with_a_shared_id_prefix_are_separate_groups():
+    topics = [Topic(f"q{i}", "x", 0, 1, doc_id=f"doc_{i // 2:03d}") for i in range(40)]  # doc_000 .. doc_019
+    groups = {t.qid: topic_of(t) for t in topics}
+    folds = grouped_folds([t.qid for t in topics], groups, 5)
+    assert len(folds) == 5 and all(len(test) == 8 for _, test in folds)
+    assert_disjoint(folds, groups)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -50,7 +60,7 @@ def test_assert_disjoint_catches_a_leak():
 
 
 def test_too_many_folds_is_an_error():
-    with pytest.raises(ConfigError, match="cannot make 3 folds from 2"):
+    with pytest.raises(ConfigError, match=r"cannot make 3 folds from 2 query group\(s\) \(a query's 'group' or "):
         grouped_folds(["a", "b"], {"a": "t1", "b": "t2"}, 3)
 
 
