@@ -34,11 +34,9 @@ from hybrid.core.provenance import produced_by
 from hybrid.core.records import Hit, Topic
 from hybrid.recipes import Context, RecipeSource, build_system, bundled_recipes, load_recipe
 from hybrid.retrieval.base import Stage
-from hybrid.sample import sample_index, sample_paths
+from hybrid.sample import SAMPLE, index_location, sample_paths
 from indexes.sharded_index import open_index as open_any
-from indexes.sparse_index import SparseIndex
 
-SAMPLE = "sample"
 #: The measures ``python -m hybrid.search --qrels`` prints.
 SEARCH_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
 #: The span columns :meth:`Run.to_dataframe` adds to PyTerrier's ``qid, docno, rank, score``.
@@ -156,9 +154,7 @@ def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
 def open_index(path: str | Path = SAMPLE, engine: str = "local", progress: bool = True):
     """A hybrid index (starts the JVM): a directory built by ``python -m hybrid.index``, a sharded index, or
     ``"sample"`` (the bundled sample's index, built under ``~/.cache/hybrid`` on first use)."""
-    if str(path) == SAMPLE:
-        return SparseIndex(sample_index(progress=progress))
-    return open_any(path, engine)
+    return open_any(index_location(path, progress=progress), engine)
 
 
 def sample_path(what: str, value: str | Path | None) -> str | Path | None:

@@ -44,6 +44,7 @@ from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
+from hybrid.sample import index_location
 from indexes.faiss_index import DenseIndex
 from indexes.shards import open_one_index
 
@@ -368,7 +369,8 @@ def mean_ap(queries: list[KShotQuery], run: Run, depth: int) -> dict[str, float]
 
 def parser() -> argparse.ArgumentParser:
     p = make_parser("python -m hybrid.fewshot", __doc__, epilog=True)
-    p.add_argument("--index", required=True, help="hybrid index (for the sparse variants and passage lookups)")
+    p.add_argument("--index", required=True, help="hybrid index (for the sparse variants and passage lookups);"
+                                                  " 'sample': the bundled sample's, built on first use")
     p.add_argument("--dense", help="dense index directory (for the dense variants)")
     p.add_argument("--topics", required=True, help="labelled topics JSONL with a 'cluster' per query (e.g. dev)")
     p.add_argument("--qrels", required=True)
@@ -390,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)  # tiny per-query models: one thread is several times faster on a shared CPU
     if any(v.startswith("dense") for v in args.variants) and not args.dense:
         raise ConfigError(None, None, "the dense variants need --dense DIR (or leave them out with --variants)")
-    index = open_one_index(args.index, "python -m hybrid.fewshot")
+    index = open_one_index(index_location(args.index), "python -m hybrid.fewshot")
     topics = [t for t in read_topics(args.topics, resolve=index.passage_text) if t.kind in args.kinds]
     if not any("cluster" in t.meta for t in topics):
         raise ConfigError(args.topics, None, "few-shot queries need a 'cluster' label per topic")

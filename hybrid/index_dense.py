@@ -24,6 +24,7 @@ from pathlib import Path
 
 from hybrid.cli_common import make_parser, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
+from hybrid.sample import index_location
 from indexes.shards import open_one_index
 
 
@@ -31,7 +32,8 @@ def parser() -> argparse.ArgumentParser:
     from features.encoder import POOLINGS  # deferred: importing it loads numpy, torch
 
     p = make_parser("python -m hybrid.index_dense", __doc__, epilog=True)
-    p.add_argument("--index", required=True, help="hybrid index directory (built by python -m hybrid.index)")
+    p.add_argument("--index", required=True, help="hybrid index directory (built by python -m hybrid.index);"
+                                                  " 'sample': the bundled sample's, built on first use")
     p.add_argument("--encoder", default="minilm",
                    help="encoder: a folder saved by hybrid.train_dense, any local HF checkpoint, or minilm")
     p.add_argument("--output", help="dense index directory (default: <index>/dense)")
@@ -64,13 +66,14 @@ def main(argv: list[str] | None = None) -> int:
     from features.encoder import BiEncoder  # deferred: importing it loads numpy, torch
     from indexes.faiss_index import DENSE_DIR, build_dense_index  # deferred: importing it loads numpy
 
-    index = open_one_index(args.index, "python -m hybrid.index_dense (a sharded index builds its dense parts "
+    index_path = index_location(args.index, progress=not args.quiet)
+    index = open_one_index(index_path, "python -m hybrid.index_dense (a sharded index builds its dense parts "
                                        "with python -m hybrid.index --shards N --dense-encoder ENC)")
     encoder = BiEncoder.load(args.encoder, device=args.device)
     overrides = {k: v for k, v in (("pooling", args.pooling), ("context_weight", args.context_weight)) if v is not None}
     if overrides:
         encoder = BiEncoder.load(args.encoder, config=replace(encoder.config, **overrides), device=args.device)
-    output = Path(args.output) if args.output else Path(args.index) / DENSE_DIR
+    output = Path(args.output) if args.output else index_path / DENSE_DIR
     meta = build_dense_index(index, encoder, output, index_type="hnsw" if args.hnsw else "flat",
                              hnsw_m=args.hnsw_m, ef_construction=args.ef_construction, batch_size=args.batch_size,
                              overwrite=args.overwrite, progress=not args.quiet, limit=args.limit,

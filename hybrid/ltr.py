@@ -50,6 +50,7 @@ from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.provenance import file_digest, produced_by
+from hybrid.sample import index_location
 from indexes.shards import open_one_index
 
 log = logging.getLogger("hybrid.ltr")
@@ -60,7 +61,8 @@ DEFAULT_FEATURESET = Path(__file__).resolve().parent.parent / "ltr" / "configs" 
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--index", required=True, help="hybrid index directory the run was retrieved from")
+    p.add_argument("--index", required=True, help="hybrid index directory the run was retrieved from;"
+                                                  " 'sample': the bundled sample's, built on first use")
     p.add_argument("--depth", type=positive_int, default=100, help="rerank the top N hits of each query")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", help="directory for cached feature matrices (reused when inputs match)")
@@ -212,7 +214,7 @@ def _open(args: argparse.Namespace):
 
     if args.depth < 1:
         raise InputError(None, None, "--depth must be >= 1")
-    index = open_one_index(args.index, "python -m hybrid.ltr")
+    index = open_one_index(index_location(args.index), "python -m hybrid.ltr")
     return index, IndexResources(index)
 
 

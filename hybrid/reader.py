@@ -39,6 +39,7 @@ from hybrid.core.formats.topics import read_topics
 from hybrid.core.provenance import produced_by
 from hybrid.evaluation.judged import read_judged
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
+from hybrid.sample import index_location
 from indexes.shards import open_one_index
 
 RETRIEVERS = ("multifield", "bm25")
@@ -48,7 +49,8 @@ def _add_train(sub) -> None:
     from ltr.reader.train import TrainConfig  # deferred: importing it loads numpy, torch
 
     p = add_subparser(sub, "train", help="build the training pool (if missing) and train a reader")
-    p.add_argument("--index", help="hybrid index for the retriever (needed only to build the pool)")
+    p.add_argument("--index", help="hybrid index for the retriever (needed only to build the pool);"
+                                   " 'sample': the bundled sample's, built on first use")
     p.add_argument("--corpus", help="corpus JSONL with mention 'cluster' ids and passage 'split' (for the pool)")
     p.add_argument("--queries", help="training queries JSONL with 'cluster' (for the pool)")
     p.add_argument("--splits", default="train", help="comma-separated corpus splits whose labels may be used")
@@ -80,7 +82,8 @@ def _add_rerank(sub) -> None:
     p.add_argument("--model", required=True, help="trained reader directory")
     p.add_argument("--run", required=True, help="TREC run to rerank")
     p.add_argument("--topics", required=True, help="topics TSV/JSONL of the run")
-    p.add_argument("--index", required=True, help="hybrid index holding the passages")
+    p.add_argument("--index", required=True, help="hybrid index holding the passages;"
+                                                  " 'sample': the bundled sample's, built on first use")
     p.add_argument("--rerank-depth", type=positive_int, default=50)
     p.add_argument("--output", required=True, type=output_file, help="reranked TREC run")
     p.add_argument("--spans", help="JSONL of extracted spans (qid, docid, rank, start, end, text, score)")
@@ -125,7 +128,7 @@ def build_pool(args: argparse.Namespace) -> None:
         raise InputError(args.pool, None, f"pool does not exist; building it needs --{' --'.join(missing)}")
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     judged = read_judged(args.judged) if args.judged else None  # read first: a bad file fails before retrieval
-    index = open_one_index(args.index, "python -m hybrid.reader")
+    index = open_one_index(index_location(args.index), "python -m hybrid.reader")
     retriever = MultiFieldBM25(index) if args.retriever == "multifield" else PassageBM25(index)
     corpus = read_labelled_corpus(args.corpus, splits)
     started = time.time()
@@ -196,7 +199,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
         from ltr.reader.interpolate import KindWeights  # deferred: importing it loads ir_measures, numpy
 
         weights = KindWeights.parse(args.interpolate)
-    index = open_one_index(args.index, "python -m hybrid.reader")
+    index = open_one_index(index_location(args.index), "python -m hybrid.reader")
     topics = read_topics(args.topics, resolve=index.passage_text)
     run = read_run(args.run)
     unknown = sorted(set(run) - {t.qid for t in topics})

@@ -31,6 +31,7 @@ from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
 from hybrid.recipes import Context, load_recipe
 from hybrid.recipes.builders import artifact_path, build_named, build_reranker, featureset_path, reranker_specs
+from hybrid.sample import index_location
 from indexes.shards import open_one_index
 from ltr.featureset import load_featureset
 from ltr.model import ltr_versions, train_model
@@ -43,7 +44,8 @@ log = logging.getLogger("hybrid.recipe_train")
 def parser() -> argparse.ArgumentParser:
     p = make_parser("python -m hybrid.recipe_train", __doc__, epilog=True)
     p.add_argument("recipe", help="bundled recipe name or recipe TOML path (a pipeline with an ltr reranker)")
-    p.add_argument("--index", required=True)
+    p.add_argument("--index", required=True, help="hybrid index directory;"
+                                                  " 'sample': the bundled sample's, built on first use")
     p.add_argument("--topics", required=True, help="TRAINING topics")
     p.add_argument("--qrels", required=True, help="their relevance judgments")
     p.add_argument("--artifacts", help="artifacts directory (default: $HYBRID_ARTIFACTS)")
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     recipe = load_recipe(args.recipe)
-    index = open_one_index(args.index, "python -m hybrid.recipe_train")
+    index = open_one_index(index_location(args.index), "python -m hybrid.recipe_train")
     topics = read_topics(args.topics, resolve=index.passage_text)
     qrels = read_qrels(args.qrels)
     context = Context(index=index, hits=args.hits, threads=args.threads, artifacts=args.artifacts)

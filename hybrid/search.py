@@ -49,9 +49,8 @@ from hybrid.core.provenance import inputs, produced_by, search_options
 from hybrid.recipes import BUILDERS, Context, build_system, load_recipe
 from hybrid.recipes.registry import CommandLineSource
 from hybrid.retrieval.base import Retriever, Stage
-from hybrid.sample import sample_index, sample_paths
+from hybrid.sample import SAMPLE, index_location, sample_paths
 from indexes.sharded_index import ShardedIndex, open_index
-from indexes.sparse_index import SparseIndex
 
 log = logging.getLogger("hybrid.search")
 MODELS = ("bm25", "multifield", "bm25f", "dense", "fused")
@@ -116,7 +115,8 @@ def parser() -> argparse.ArgumentParser:
     p = make_parser("python -m hybrid.search", __doc__, epilog=True)
     p.add_argument("--topics", required=True,
                    help="topics TSV/JSONL, or 'sample' for the bundled ECB+ sample topics")
-    p.add_argument("--index", help="hybrid index directory (default: the bundled sample, built on first use)")
+    p.add_argument("--index", help="hybrid index directory, "
+                                   "or 'sample' (the default: the bundled sample's, built on first use)")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="sharded index: search its shards in this process (Java threads) or on Ray actors")
     p.add_argument("--output", type=output_file,
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         topics_path, qrels_path = paths.topics, qrels_path or paths.qrels
     output, args.spans = default_outputs(args)
     check_run_outputs(args, output, topics_path, qrels_path)
-    index = open_index(args.index, args.engine) if args.index else SparseIndex(sample_index(progress=not args.quiet))
+    index = open_index(index_location(args.index or SAMPLE, progress=not args.quiet), args.engine)
     skipped = SkipReport() if args.skip_bad else None
     topics = read_topics(topics_path, resolve=index.passage_text, skip_bad=skipped)
     if skipped:

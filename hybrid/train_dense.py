@@ -22,6 +22,7 @@ from hybrid.cli_common import make_parser, non_negative_float, positive_int, run
 from hybrid.core.errors import InputError
 from hybrid.core.formats.topics import read_topics
 from hybrid.dense.data import TrainingSet, build_training_set, summarize
+from hybrid.sample import index_location
 from indexes.shards import open_one_index
 
 
@@ -29,7 +30,8 @@ def parser() -> argparse.ArgumentParser:
     from features.encoder import POOLINGS  # deferred: importing it loads numpy, torch
 
     p = make_parser("python -m hybrid.train_dense", __doc__, epilog=True)
-    p.add_argument("--index", required=True, help="hybrid index of the corpus (candidate spans, BM25 negatives)")
+    p.add_argument("--index", required=True, help="hybrid index of the corpus (candidate spans, BM25 negatives);"
+                                                  " 'sample': the bundled sample's, built on first use")
     p.add_argument("--corpus", required=True, help="corpus JSONL with gold 'cluster' labels and a 'split' field")
     p.add_argument("--topics", required=True, help="training topics JSONL with a 'cluster' per query")
     p.add_argument("--output", required=True, help="folder for the fine-tuned encoder (written atomically)")
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.pairs and Path(args.pairs).is_file():
         data = TrainingSet.load(args.pairs)
     else:
-        index = open_one_index(args.index, "python -m hybrid.train_dense")
+        index = open_one_index(index_location(args.index), "python -m hybrid.train_dense")
         topics = read_topics(args.topics, resolve=index.passage_text)
         data = build_training_set(index, args.corpus, topics, split=args.split or None, negatives=args.negatives,
                                   top=args.top, seed=args.seed, progress=progress)

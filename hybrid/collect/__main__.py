@@ -41,6 +41,7 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.provenance import inputs, produced_by
+from hybrid.sample import index_location
 from indexes.shards import open_one_index
 from ltr.collect import EventModel, cross_validate, event_matrix, train
 
@@ -48,7 +49,8 @@ from ltr.collect import EventModel, cross_validate, event_matrix, train
 def _source_args(p: argparse.ArgumentParser) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", help="corpus JSONL of passages (id, doc_id, text)")
-    source.add_argument("--index", help="hybrid index whose stored passages are the collection")
+    source.add_argument("--index", help="hybrid index whose stored passages are the collection;"
+                                        " 'sample': the bundled sample's, built on first use")
     p.add_argument("--kb", help="knowledge-base JSONL (entity, aliases, description, links, type)")
     p.add_argument("--entities-cache", help="file caching the collection's detected entities (read if present, "
                                             "else written)")
@@ -91,7 +93,7 @@ def _collection(args: argparse.Namespace):
     if args.corpus:
         collection = Collection.from_corpus(args.corpus)
     else:
-        collection = Collection.from_index(open_one_index(args.index, "python -m hybrid.collect"))
+        collection = Collection.from_index(open_one_index(index_location(args.index), "python -m hybrid.collect"))
     cache = Path(args.entities_cache) if args.entities_cache else None
     if cache is not None and cache.is_file():
         collection.load_entities(cache)

@@ -13,6 +13,8 @@ from features.annotate import AnnotationConfig
 from indexes.lucene import FORMAT_VERSION, METADATA, IndexConfig, build_index
 
 HERE = Path(__file__).resolve().parent
+#: The name that stands for the bundled sample wherever an index, topics or qrels are named.
+SAMPLE = "sample"
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,15 @@ def sample_index(progress: bool = True) -> Path:
         if not (path / METADATA).is_file():  # a concurrent build finished first, or a real failure
             raise
     return path
+
+
+def index_location(path: str | Path, progress: bool = True) -> Path:
+    """Where the index named ``path`` lives: ``"sample"`` is the bundled sample's index (built on first use, see
+    :func:`sample_index`), anything else is the path itself. Every command's ``--index`` and
+    :func:`hybrid.open_index` resolve their index through here, so ``sample`` means the same index everywhere."""
+    if str(path) == SAMPLE:
+        return sample_index(progress=progress)
+    return Path(path)
 
 
 def _annotation_code_digest() -> str:
