@@ -22,5 +22,7 @@ if [ -f pom.xml ]; then
   # Compile against the Lucene inside the Anserini jar that this venv's pyserini ships (no download).
   ANSERINI_JAR=$(python -c "from hybrid.core.jvm import anserini_jar; print(anserini_jar())")
   mvn -o -q -Dmaven.repo.local=/usr/share/maven-repo -Danserini.jar="$ANSERINI_JAR" package
+  # a copy inside the package, so that a wheel built from this checkout carries the jar (package data)
+  mkdir -p hybrid/jars && cp target/hybrid-lucene-*.jar hybrid/jars/
 fi
 echo "setup done: activate with '. .venv/bin/activate'"

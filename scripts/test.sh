@@ -11,4 +11,5 @@ fi
 . .venv/bin/activate
 ruff check hybrid features indexes ltr tests benchmarks
 lint-imports  # the layer contract in pyproject.toml (docs/architecture.md)
+bash scripts/check-wheel.sh  # a non-editable install runs the sample job and cmr-disck (package data complete)
 python -m pytest tests "$@"  # -q comes from pyproject (twice would hide the closing "N passed" line)
