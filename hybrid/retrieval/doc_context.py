@@ -36,7 +36,7 @@ from indexes.lucene import PASSAGES
 from indexes.lucene_access import stored_raw_json
 from indexes.sharded_index import ShardedIndex
 
-#: Defaults of the safety net (chosen on ECB+ dev, raw corpus, as round values; see BENCHMARKS.md).
+#: Defaults of the safety net (chosen on ECB+ dev, raw corpus, as round values; see docs/history/benchmarks-2026-11.md).
 PASSAGE_WEIGHT = 0.5
 DOC_WEIGHT = 1.0
 EXPAND_DOCS = 10

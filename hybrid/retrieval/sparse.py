@@ -97,7 +97,7 @@ def parse_clauses(spec: str) -> list[Clause]:
     return clauses
 
 
-#: Tuned on ECB+ dev (see BENCHMARKS.md); the default of ``--model multifield``.
+#: Tuned on ECB+ dev (see docs/history/benchmarks-2026-11.md); the default of ``--model multifield``.
 DEFAULT_CLAUSES = (
     "chain:mention=1.0,mention:coref=0.5,chain:coref=0.5,ner=0.6,context=0.3,trigrams=0.2,mention=0.25,acronym=0.2"
 )

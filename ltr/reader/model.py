@@ -17,7 +17,7 @@ changed: the markers are tokens added to the vocabulary, whose embeddings start 
 the vocabulary mean, so their hidden states say little about the query mention until the encoder has
 learnt them; the mention's own tokens start from pretrained embeddings, in the same space as the
 candidate's g_j. On ECB+, with the same seed and batches, the in-passage mention loss of steps 201-300
-was 0.51 with the mention tokens and 1.40 with the markers (BENCHMARKS.md, "The query's g_i at the
+was 0.51 with the mention tokens and 1.40 with the markers (docs/history/benchmarks-2026-11.md, "The query's g_i at the
 mention tokens").
 
 The query's own s_m is omitted (constant per query, as the paper notes).
