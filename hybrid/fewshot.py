@@ -45,7 +45,7 @@ from hybrid.core.formats.topics import read_topics
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from hybrid.sample import index_location
-from indexes.faiss_index import DenseIndex
+from indexes.faiss_index import DenseIndex, check_bound
 from indexes.shards import open_one_index
 
 VARIANTS = ("bm25", "multifield", "dense-adhoc", "dense-tuned")
@@ -163,8 +163,12 @@ class DenseTable:
         return np.isin(self.passage_doc_number, numbers)
 
     @classmethod
-    def load(cls, path: str | Path) -> DenseTable:
+    def load(cls, path: str | Path, sparse: Any = None) -> DenseTable:
+        """The dense index at ``path`` in memory; with ``sparse`` (the hybrid index the run searches), refused
+        unless it was built from that index (:func:`~indexes.faiss_index.check_bound`)."""
         index = DenseIndex(path, gpu=False)
+        if sparse is not None:
+            check_bound(index, sparse)
         vectors = index.faiss.reconstruct_n(0, index.size)
         info = index.encoder_info
 
@@ -397,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     if not any("cluster" in t.meta for t in topics):
         raise ConfigError(args.topics, None, "few-shot queries need a 'cluster' label per topic")
     qrels = read_qrels(args.qrels)
-    table = DenseTable.load(args.dense) if args.dense else None
+    table = DenseTable.load(args.dense, index) if args.dense else None
 
     def doc_of(pid: str) -> str | None:
         found = index.passage_json(pid)

@@ -32,19 +32,22 @@ otherwise only show as silently bad rankings.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm import tqdm
 
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
-from hybrid.core.provenance import produced_by
+from hybrid.core.provenance import METADATA as SPARSE_METADATA
+from hybrid.core.provenance import file_digest, produced_by
 from hybrid.core.records import KIND_CODES, KIND_NAMES
 
 if TYPE_CHECKING:
@@ -84,6 +87,118 @@ def iter_index_passages(index: SparseIndex) -> list[IndexedPassage]:
                 mentions.append(key)
         out.append(IndexedPassage(raw["id"], raw["doc_id"], raw["contents"], mentions))
     return out
+
+
+# -- binding: a dense index belongs to the hybrid index it was built from -----------------------------------
+
+#: The sharded index's manifest (indexes.shards.MANIFEST; named here because shards imports this module).
+SHARDS_MANIFEST = "hybrid-shards.json"
+#: The counts that must agree: another passage or mention set means other rows.
+BOUND_COUNTS = ("passages", "documents", "mentions")
+_warned_unbound: set[str] = set()
+
+
+def sparse_content(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """What decides a hybrid index's passages and candidate mentions, i.e. a dense index's rows: the corpus
+    (its sha256), the annotation options (worker count aside) and the counts. Not its path nor its build time:
+    the same corpus indexed again the same way keeps its dense index (a sharded build of it too)."""
+    config = metadata.get("config") if isinstance(metadata.get("config"), Mapping) else {}
+    annotation = config.get("annotation") if isinstance(config.get("annotation"), Mapping) else {}
+    counts = metadata.get("counts") if isinstance(metadata.get("counts"), Mapping) else {}
+    return {"corpus_sha256": metadata.get("corpus_sha256"),
+            "annotation": {k: v for k, v in sorted(annotation.items()) if k != "n_process"},
+            "counts": {k: counts.get(k) for k in BOUND_COUNTS}}
+
+
+def content_sha256(metadata: Mapping[str, Any]) -> str:
+    """sha256 of :func:`sparse_content` (canonical JSON)."""
+    text = json.dumps(sparse_content(metadata), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _sparse_manifest(index: Any) -> tuple[Path, Path, dict[str, Any]]:
+    """(folder, manifest file, metadata) of a SparseIndex / ShardedIndex, or of a hybrid index folder."""
+    if hasattr(index, "metadata") and hasattr(index, "path"):
+        folder = Path(index.path)
+        manifest = folder / SPARSE_METADATA
+        if not manifest.is_file() and (folder / SHARDS_MANIFEST).is_file():
+            manifest = folder / SHARDS_MANIFEST
+        return folder, manifest, dict(index.metadata)
+    folder = Path(index)
+    manifest = folder / SPARSE_METADATA
+    if not manifest.is_file():
+        manifest = folder / SHARDS_MANIFEST
+    if not manifest.is_file():
+        raise IndexMissingError(f"{folder} is not a hybrid index (no {SPARSE_METADATA}); build it with "
+                                "`python -m hybrid.index`")
+    try:
+        metadata = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(manifest, None, f"unreadable index manifest ({exc}); rebuild the index with "
+                                          "`python -m hybrid.index`") from None
+    if not isinstance(metadata, dict):
+        raise ConfigError(manifest, None, "the index manifest is not a JSON object; rebuild the index with "
+                                          "`python -m hybrid.index`")
+    return folder, manifest, metadata
+
+
+def source_record(index: Any) -> dict[str, Any]:
+    """The ``source_index`` block of a dense index's metadata: which hybrid index it was built from (path,
+    corpus sha256, counts, the sha256 of its manifest file, and :func:`content_sha256`, the one
+    :func:`check_bound` compares)."""
+    folder, manifest, metadata = _sparse_manifest(index)
+    return {"path": str(folder), "corpus_sha256": metadata.get("corpus_sha256"), "counts": metadata.get("counts"),
+            "manifest_sha256": file_digest(manifest), "content_sha256": content_sha256(metadata)}
+
+
+def check_bound(dense: DenseIndex | Mapping[str, Any] | str | Path, sparse: Any) -> None:
+    """Refuse a dense index that was not built from the hybrid index ``sparse`` (its rows would name another
+    collection's passages and spans); raises :class:`ConfigError` naming both.
+
+    ``dense``: a :class:`DenseIndex`, its folder, or its ``dense-index.json`` content; ``sparse``: a
+    SparseIndex / ShardedIndex or a hybrid index folder. A dense index built before the binding was recorded
+    opens with a one-line warning (still refused when its recorded corpus sha256 or counts disagree).
+    """
+    if isinstance(dense, DenseIndex):
+        meta, where = dense.metadata, dense.path
+    elif isinstance(dense, Mapping):
+        meta, where = dense, None
+    else:
+        where = resolve_dense_dir(dense)
+        meta = _read_dense_metadata(where)
+    folder, _, sparse_meta = _sparse_manifest(sparse)
+    source = meta.get("source_index") if isinstance(meta.get("source_index"), Mapping) else {}
+    built_from = source.get("path") or "an unrecorded index"
+    name = str(where) if where is not None else f"the dense index built from {built_from}"
+    meta_file = Path(where) / DENSE_METADATA if where is not None else None
+    fix = (f"give the dense index built from {folder} (--dense-index), or build one for it with "
+           f"`python -m hybrid.index_dense --index {folder}`")
+    recorded = source.get("content_sha256")
+    if recorded is not None:
+        found = content_sha256(sparse_meta)
+        if recorded != found:
+            raise ConfigError(meta_file, None,
+                              f"dense index {name} was built from the hybrid index {built_from} (content "
+                              f"{str(recorded)[:12]}), not from {folder} (content {found[:12]}); {fix}")
+        return
+    corpus = source.get("corpus_sha256")
+    counts = source.get("counts") if isinstance(source.get("counts"), Mapping) else {}
+    ours = sparse_content(sparse_meta)
+    differs = [f"corpus sha256 {str(corpus)[:12]} vs {str(ours['corpus_sha256'])[:12]}"
+               for _ in [0] if corpus and ours["corpus_sha256"] and corpus != ours["corpus_sha256"]]
+    differs += [f"{key} {counts[key]} vs {ours['counts'][key]}" for key in BOUND_COUNTS
+                if counts.get(key) is not None and ours["counts"][key] is not None
+                and counts[key] != ours["counts"][key]]
+    if differs:
+        raise ConfigError(meta_file, None,
+                          f"dense index {name} was built from the hybrid index {built_from}, not from {folder} "
+                          f"({'; '.join(differs)}); {fix}")
+    key = str(where or built_from)
+    if key not in _warned_unbound:
+        _warned_unbound.add(key)
+        log.warning("dense index %s records no binding to the hybrid index it was built from (built before "
+                    "bindings were recorded); using it with %s unchecked: rebuild it with "
+                    "`python -m hybrid.index_dense --index %s --overwrite` to bind it", name, folder, folder)
 
 
 def faiss_has_gpu() -> bool:
@@ -164,14 +279,14 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
         docs = list(doc_numbers)
         table = {"ids": [p.id for p in passages], "doc": [doc_numbers[p.doc_id] for p in passages], "docs": docs}
         (tmp / PASSAGE_TABLE).write_text(json.dumps(table, ensure_ascii=False) + "\n", encoding="utf-8")
+        files = dense_file_records(tmp, (VECTORS, ROWS, PASSAGE_TABLE, PASSAGE_VECTORS))
         metadata = {
             "format": FORMAT_VERSION,
             "kind": "hybrid-dense-index",
             "encoder": encoder.describe(),
             "faiss": {"type": index_type, "dim": encoder.dim, "metric": "inner_product",
                       **({"hnsw_m": hnsw_m, "ef_construction": ef_construction} if index_type == "hnsw" else {})},
-            "source_index": {"path": str(index.path), "corpus_sha256": index.metadata.get("corpus_sha256"),
-                             "counts": index.metadata.get("counts")},
+            "source_index": source_record(index),
             "counts": {"passages": len(passages), "documents": len(docs), "vectors": len(rows),
                        "passages_without_mentions": sum(1 for p in passages if not p.mentions)},
             **({"passage_vectors": {"file": PASSAGE_VECTORS, "count": len(passages), "dim": encoder.hidden,
@@ -180,6 +295,7 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
                                     "query": "the query sentence, unmarked, encoded the same way"}}
                if plain is not None else {}),
             "limit": limit,
+            "files": files,
             "encode_seconds": round(encode_seconds, 2),
             "passages_per_second": round(len(passages) / encode_seconds, 2) if encode_seconds else None,
             "batch_size": batch_size,
@@ -204,6 +320,113 @@ def resolve_dense_dir(path: str | Path) -> Path:
                             "build one with `python -m hybrid.index_dense`")
 
 
+def _read_dense_metadata(folder: Path) -> dict[str, Any]:
+    """``dense-index.json`` of a dense index folder, refused (ConfigError naming it) when it is not a JSON object
+    with the keys loading needs."""
+    where = folder / DENSE_METADATA
+    fix = "rebuild the dense index with `python -m hybrid.index_dense --overwrite`"
+    try:
+        meta = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(where, None, f"unreadable dense index metadata ({type(exc).__name__}: {exc}); "
+                                       f"{fix}") from None
+    if not isinstance(meta, dict):
+        raise ConfigError(where, None, f"dense index metadata is not a JSON object; {fix}")
+    for key, kind in (("faiss", dict), ("encoder", dict)):
+        if not isinstance(meta.get(key), kind):
+            raise ConfigError(where, None, f"dense index metadata lacks the {key!r} object; {fix}")
+    if meta["faiss"].get("type") not in INDEX_TYPES:
+        raise ConfigError(where, None, f"dense index metadata: faiss.type must be one of {INDEX_TYPES}; {fix}")
+    if not isinstance(meta["encoder"].get("fingerprint"), str) or not isinstance(meta["encoder"].get("path"), str):
+        raise ConfigError(where, None, f"dense index metadata: encoder.path and encoder.fingerprint must be "
+                                       f"strings; {fix}")
+    return meta
+
+
+# -- damaged files: sizes and checksums recorded at build time, checked on open ---------------------------
+
+#: ``HYBRID_VERIFY=full``: every open re-hashes the dense index's files (default: sizes only, which catches a
+#: truncated or extended file; a same-size corruption is caught by the full check, or by the shape checks below).
+VERIFY_ENV = "HYBRID_VERIFY"
+VERIFY_MODES = ("fast", "full")
+
+
+def dense_file_records(folder: Path, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """``{file: {"bytes", "sha256"}}`` of a dense index's data files (recorded in its metadata at build time)."""
+    return {name: {"bytes": (folder / name).stat().st_size, "sha256": file_digest(folder / name)}
+            for name in names if (folder / name).is_file()}
+
+
+def verify_mode(verify: str | None = None) -> str:
+    """``fast`` (sizes) or ``full`` (sizes and sha256): the argument, else ``$HYBRID_VERIFY``, else fast."""
+    import os
+
+    mode = (verify or os.environ.get(VERIFY_ENV) or "fast").strip().lower()
+    if mode not in VERIFY_MODES:
+        raise ConfigError(None, None, f"{VERIFY_ENV}={mode!r}: choose one of {', '.join(VERIFY_MODES)}")
+    return mode
+
+
+def verify_dense_files(folder: Path, metadata: Mapping[str, Any], verify: str | None = None) -> None:
+    """Refuse a dense index whose data files differ from the sizes (and, ``full``, sha256) recorded when it was
+    built. An index built before they were recorded (no ``files``) is not checked."""
+    files = metadata.get("files")
+    if files is None:
+        return
+    if not isinstance(files, Mapping):
+        raise _damaged(folder / DENSE_METADATA, "'files' is not an object")
+    full = verify_mode(verify) == "full"
+    for name, record in files.items():
+        where = folder / str(name)
+        if not isinstance(record, Mapping) or Path(str(name)).name != name:
+            raise _damaged(folder / DENSE_METADATA, f"bad 'files' entry {name!r}")
+        if not where.is_file():
+            raise IndexMissingError(f"{folder} lacks {name}; rebuild it with `python -m hybrid.index_dense`")
+        size = where.stat().st_size
+        if size != record.get("bytes"):
+            raise _damaged(where, f"{size} bytes, {record.get('bytes')} when it was built (truncated or replaced)")
+        if full and file_digest(where) != record.get("sha256"):
+            raise _damaged(where, "its sha256 differs from the one recorded when it was built")
+
+
+def _damaged(where: Path, problem: str) -> IndexMissingError:
+    folder = where.parent
+    return IndexMissingError(f"{where}: damaged dense index file ({problem}); rebuild it with "
+                             f"`python -m hybrid.index_dense --output {folder} --overwrite`")
+
+
+def _read_part(where: Path, read: Any) -> Any:
+    """``read(where)``, with the failure of a damaged file (FAISS's RuntimeError, numpy's ValueError, broken
+    JSON, a wrong shape) turned into one line naming the file."""
+    try:
+        return read(where)
+    except IndexMissingError:
+        raise
+    except (RuntimeError, ValueError, OSError, EOFError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        problem = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise _damaged(where, f"{type(exc).__name__}: {problem}") from None
+
+
+def _read_passage_table(where: Path) -> dict[str, Any]:
+    table = json.loads(where.read_text(encoding="utf-8"))
+    if not isinstance(table, dict) or not all(isinstance(table.get(k), list) for k in ("ids", "doc", "docs")):
+        raise ValueError("expected an object with the lists 'ids', 'doc' and 'docs'")
+    ids, doc, docs = table["ids"], table["doc"], table["docs"]
+    if len(ids) != len(doc) or not all(isinstance(x, str) for x in ids) or not all(isinstance(x, str) for x in docs):
+        raise ValueError("'ids' and 'doc' differ in length, or an id is not a string")
+    if any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < len(docs) for x in doc):
+        raise ValueError("a passage's document number is not an index into 'docs'")
+    return table
+
+
+def _check_rows(where: Path, rows: np.ndarray, passages: int) -> None:
+    """The row table's shape and its passage numbers: a garbled one would name passages that do not exist."""
+    if rows.ndim != 2 or rows.shape[1] != 4 or rows.dtype.kind not in "iu":
+        raise _damaged(where, f"an array of shape {rows.shape} and type {rows.dtype}, not int [n, 4]")
+    if len(rows) and (int(rows[:, 0].min()) < 0 or int(rows[:, 0].max()) >= passages):
+        raise _damaged(where, f"passage numbers outside 0..{passages - 1}")
+
+
 class DenseIndex:
     """A built dense index, memory-mapped; ``search`` returns FAISS row numbers and scores."""
 
@@ -211,25 +434,31 @@ class DenseIndex:
         import faiss
 
         self.path = resolve_dense_dir(path)
-        self.metadata = json.loads((self.path / DENSE_METADATA).read_text(encoding="utf-8"))
+        self.metadata = _read_dense_metadata(self.path)
         for part in (VECTORS, ROWS, PASSAGE_TABLE):
             if not (self.path / part).is_file():
                 raise IndexMissingError(f"{self.path} lacks {part}; rebuild it with `python -m hybrid.index_dense`")
+        verify_dense_files(self.path, self.metadata)
         flags = 0
         if mmap:
             flags = getattr(faiss, "IO_FLAG_MMAP_IFC", faiss.IO_FLAG_MMAP) | faiss.IO_FLAG_READ_ONLY
-        self.faiss = faiss.read_index(str(self.path / VECTORS), flags)
+        self.faiss = _read_part(self.path / VECTORS, lambda where: faiss.read_index(str(where), flags))
+        if self.faiss.d != self.metadata["faiss"].get("dim", self.faiss.d):
+            raise _damaged(self.path / VECTORS, f"{self.faiss.d} dimensions, the metadata says "
+                                                f"{self.metadata['faiss'].get('dim')}")
         if self.metadata["faiss"]["type"] == "hnsw":
             self.faiss.hnsw.efSearch = ef_search
         use_gpu = faiss_has_gpu() if gpu is None else gpu
         if use_gpu and self.metadata["faiss"]["type"] == "flat":
             self.faiss = faiss.index_cpu_to_all_gpus(self.faiss)
         self.on_gpu = bool(use_gpu and self.metadata["faiss"]["type"] == "flat")
-        self.rows = np.load(self.path / ROWS, mmap_mode="r" if mmap else None)
-        table = json.loads((self.path / PASSAGE_TABLE).read_text(encoding="utf-8"))
+        self.rows = _read_part(self.path / ROWS, lambda where: np.load(where, mmap_mode="r" if mmap else None,
+                                                                       allow_pickle=False))
+        table = _read_part(self.path / PASSAGE_TABLE, _read_passage_table)
         self.passage_ids: list[str] = table["ids"]
         self.passage_doc = np.asarray(table["doc"], dtype=np.int32)
         self.doc_ids: list[str] = table["docs"]
+        _check_rows(self.path / ROWS, self.rows, len(self.passage_ids))
         self.doc_number = {d: i for i, d in enumerate(self.doc_ids)}
         self.passage_number = {p: i for i, p in enumerate(self.passage_ids)}
         self.row_passage = np.asarray(self.rows[:, 0])
@@ -253,7 +482,7 @@ class DenseIndex:
             if not where.is_file():
                 raise IndexMissingError(f"{self.path} lacks {where.name}; rebuild it with "
                                         "`python -m hybrid.index_dense`")
-            self.passage_vectors = faiss.read_index(str(where), flags)
+            self.passage_vectors = _read_part(where, lambda part: faiss.read_index(str(part), flags))
             if self.passage_vectors.ntotal != n:
                 raise IndexMissingError(f"{self.path}: {self.passage_vectors.ntotal} passage vectors for {n} passages; "
                                         "rebuild it")

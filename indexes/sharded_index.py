@@ -38,7 +38,7 @@ from hybrid.core.jvm import JAR_BUILD_COMMAND, start_jvm
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.ray_engine import Engine, get_engine
 from hybrid.core.records import Hit
-from indexes.faiss_index import DENSE_DIR, DenseIndex, best_mention_per_passage
+from indexes.faiss_index import DENSE_DIR, DenseIndex, best_mention_per_passage, check_bound
 from indexes.lucene import MENTIONS, PASSAGES, parse_mention_doc_id
 from indexes.shards import is_sharded, read_manifest
 from indexes.sparse_index import SparseIndex
@@ -195,8 +195,11 @@ class ShardGroup:
 
     @cached_property
     def dense(self) -> list:
-        """The shards' dense indexes (``<shard>/dense``), opened on first use."""
-        return [DenseIndex(d / DENSE_DIR) for d in self.dirs]
+        """The shards' dense indexes (``<shard>/dense``), opened on first use, each checked to be its shard's."""
+        found = [DenseIndex(d / DENSE_DIR) for d in self.dirs]
+        for index, shard in zip(found, self.dirs, strict=True):
+            check_bound(index, shard)
+        return found
 
     def dense_info(self) -> list[dict[str, Any]]:
         return [ix.encoder_info for ix in self.dense]

@@ -52,7 +52,9 @@ from indexes.faiss_index import (
     ROWS,
     VECTORS,
     _new_faiss,
+    dense_file_records,
     iter_index_passages,
+    source_record,
 )
 from indexes.faiss_index import FORMAT_VERSION as DENSE_FORMAT
 from indexes.lucene import (
@@ -478,12 +480,12 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
                 "format": DENSE_FORMAT, "kind": "hybrid-dense-index", "encoder": model.describe(),
                 "faiss": {"type": index_type, "dim": model.dim, "metric": "inner_product",
                           **({"hnsw_m": 32, "ef_construction": 200} if index_type == "hnsw" else {})},
-                "source_index": {"path": str(path / shard["name"]), "corpus_sha256": manifest["corpus_sha256"],
-                                 "counts": {k: shard[k] for k in COUNT_KEYS}},
+                "source_index": source_record(path / shard["name"]),
                 "shard": {"index": i, "of": len(tables)},
                 "counts": {"passages": len(passages), "documents": len(doc_numbers), "vectors": len(rows),
                            "passages_without_mentions": sum(1 for p in passages if not p.mentions)},
-                "limit": None, "batch_size": batch_size, "engine": engine.name, "gpus": gpus,
+                "limit": None, "files": dense_file_records(tmp, (VECTORS, ROWS, PASSAGE_TABLE)),
+                "batch_size": batch_size, "engine": engine.name, "gpus": gpus,
                 "encode_seconds": round(encode_seconds, 2), **made,
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }

@@ -46,7 +46,7 @@ from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
 from hybrid.core.records import Run
 from hybrid.retrieval.bm25f import BM25F
 from hybrid.retrieval.sparse import MultiFieldBM25
-from indexes.faiss_index import DENSE_METADATA, DenseIndex, resolve_dense_dir
+from indexes.faiss_index import DENSE_METADATA, DenseIndex, check_bound, resolve_dense_dir
 from indexes.lucene import mention_doc_id
 
 
@@ -337,6 +337,7 @@ class DenseProvider(FeatureProvider):
             retriever = shared_dense_retriever(self.index_path or hybrid_index_path, self.encoder_path, self.depth,
                                                self.batch_size)
             index = retriever.index
+            check_bound(index, hybrid_index_path)
             rows_of: dict[int, list[int]] = {}
             for row, number in enumerate(index.row_passage.tolist()):
                 rows_of.setdefault(int(number), []).append(row)
@@ -390,6 +391,7 @@ class DenseNeighboursProvider(FeatureProvider):
     def __init__(self, index: str | None = None):
         self.index_path = index
         self._indexes: dict[str, Any] = {}
+        self._bound: set[tuple[str, str]] = set()  # (dense index, hybrid index) pairs already checked
 
     def available(self) -> str | None:
         return _dense_missing()
@@ -416,6 +418,9 @@ class DenseNeighboursProvider(FeatureProvider):
         key = str(self.index_path or hybrid_index_path)
         if key not in self._indexes:
             self._indexes[key] = DenseIndex(key)
+        if (key, str(hybrid_index_path)) not in self._bound:
+            check_bound(self._indexes[key], hybrid_index_path)
+            self._bound.add((key, str(hybrid_index_path)))
         return self._indexes[key]
 
     @staticmethod
@@ -566,6 +571,7 @@ class FusionProvider(RetrieverScoresProvider):
         from hybrid.fusion.fuse import Fuse  # deferred: importing it loads ir_measures
 
         dense = shared_dense_retriever(self.index_path or index.path, self.encoder_path, self.depth)
+        check_bound(dense.index, index)
         return Fuse([MultiFieldBM25(index, k=self.depth), dense], method=self.method, k=self.depth)
 
 

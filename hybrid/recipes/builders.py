@@ -50,6 +50,7 @@ from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, SafetyN
 from hybrid.retrieval.doc_context import PASSAGE_WEIGHT as SAFETY_PASSAGE_WEIGHT
 from hybrid.retrieval.rocchio import DEFAULT_FB_FIELDS, RocchioBM25
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS, MultiFieldBM25, PassageBM25
+from indexes.faiss_index import check_bound
 from indexes.sharded_index import ShardedIndex
 from ltr.featureset import load_featureset
 from ltr.model import TrainedModel
@@ -272,8 +273,10 @@ def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
         raise source.error("type", "a dense system needs 'index' (a dense index directory, an artifact)")
     index = artifact_path(system["index"], "index", "dense", context, source)
     with _config_errors(source, "index"):
-        return DenseRetriever(index, encoder, passage_weight=system["passage_weight"], combine=system["combine"],
-                              **options)
+        retriever = DenseRetriever(index, encoder, passage_weight=system["passage_weight"],
+                                   combine=system["combine"], **options)
+    check_bound(retriever.index, context.index)  # its rows must name the passages of the index searched
+    return retriever
 
 
 @register("fuse", [Param("recipes", list, None, "the systems to fuse: recipe names or inline tables",
