@@ -143,3 +143,28 @@ def test_search_experiment_and_fused_components_publish_checked_sets(tiny_index,
         meta = read_run_meta(runs / f"{name}.trec")
         assert meta["recipe"]["name"] == name and meta["argv"][0] == "--index"
     assert Path(f"{runs / 'bm25.trec'}.meta.json").is_file()
+
+
+def test_a_run_rewritten_without_spans_removes_the_stale_spans_of_its_set(tmp_path):
+    run, spans = tmp_path / "r.trec", tmp_path / "r.spans.jsonl"
+    write_run_set(a_run(1), run, spans_path=spans, meta={"model": "old"})
+    write_run_set(a_run(2), run, meta={"model": "new"})  # no --spans this time
+    assert not spans.exists()  # the old spans would otherwise sit beside a run they do not describe
+
+
+def test_a_spans_file_someone_replaced_is_not_removed(tmp_path):
+    run, spans = tmp_path / "r.trec", tmp_path / "r.spans.jsonl"
+    write_run_set(a_run(1), run, spans_path=spans, meta={"model": "old"})
+    write_spans(a_run(3), spans)  # no longer the set's spans: another job's file, left alone
+    write_run_set(a_run(2), run, meta={"model": "new"})
+    assert spans.exists()
+
+
+def test_spans_given_for_a_run_written_without_spans_are_refused(tmp_path):
+    run, spans = tmp_path / "r.trec", tmp_path / "other.spans.jsonl"
+    write_run_set(a_run(1), run, meta={"model": "x"})
+    write_spans(a_run(1), spans)
+    with pytest.raises(InputError) as caught:
+        read_run_meta(run, spans)
+    assert str(spans) in str(caught.value) and "written without spans" in str(caught.value)
+    assert_documented("was written without spans")

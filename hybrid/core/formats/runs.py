@@ -127,6 +127,11 @@ def write_run_set(run: Run, path: str | Path, tag: str = "hybrid", meta: dict[st
     check_run(run, tag)
     path = Path(path)
     with run_set_lock(path):
+        if spans_path is None:  # the previous set's spans would otherwise stay beside a run they do not describe
+            old_spans = _recorded_spans(path)
+            if old_spans is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(old_spans)
         for stale in (meta_path(path), spans_path):
             if stale is not None:
                 with contextlib.suppress(FileNotFoundError):
@@ -141,6 +146,26 @@ def write_run_set(run: Run, path: str | Path, tag: str = "hybrid", meta: dict[st
         with atomic_write(meta_path(path)) as out:
             out.write(json.dumps(record, indent=2, default=str) + "\n")
     return record
+
+
+def _recorded_spans(run_path: Path) -> Path | None:
+    """The spans file the run's current meta records, when it still holds exactly what the meta says (a file
+    someone replaced since is theirs, not the set's)."""
+    try:
+        meta = json.loads(meta_path(run_path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(meta, dict) or not isinstance(meta.get("spans"), str) or not meta.get("spans_sha256"):
+        return None
+    spans = Path(meta["spans"])
+    if not spans.is_absolute():
+        spans = Path.cwd() / spans
+    try:
+        if not spans.is_file() or sha256_file(spans) != meta["spans_sha256"]:
+            return None
+    except OSError:
+        return None
+    return spans
 
 
 def read_run_meta(run_path: str | Path, spans_path: str | Path | None = None) -> dict[str, Any] | None:
@@ -169,6 +194,10 @@ def read_run_meta(run_path: str | Path, spans_path: str | Path | None = None) ->
         raise InputError(meta_file, None, f"does not describe {run_path.name}: the run's sha256 differs from the "
                                           "one recorded (the run was rewritten after its meta, by another job or by "
                                           f"hand); re-run the command that wrote {run_path}")
+    if spans_path is not None and meta.get("spans_sha256") is None and "spans_sha256" in meta:
+        raise InputError(spans_path, None, f"is not the spans file of {run_path.name}: {meta_file.name} records "
+                                           f"that {run_path.name} was written without spans; re-run the command "
+                                           f"that wrote {run_path} with --spans")
     if spans_path is not None and meta.get("spans_sha256") is not None:
         if sha256_file(spans_path) != meta["spans_sha256"]:
             raise InputError(spans_path, None, f"is not the spans file of {run_path.name}: its sha256 differs from "
