@@ -2,7 +2,8 @@
 
 Examples::
 
-    python -m hybrid.recipes                  # the bundled recipes, one line each
+    python -m hybrid.recipes                  # the bundled recipes, one line each (with the artifacts they need),
+                                              # then the recommended ones
     python -m hybrid.recipes types            # every system type: its parameters, types, defaults, descriptions
     python -m hybrid.recipes types dense      # one system type
     python -m hybrid.recipes show fused-net   # one recipe's TOML
@@ -18,7 +19,7 @@ import sys
 from hybrid.cli_common import add_subparser, make_parser, run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.params import Param
-from hybrid.recipes import BUILDERS, bundled_recipes, load_recipe
+from hybrid.recipes import BUILDERS, Recipe, bundled_recipes, load_recipe
 from hybrid.recipes.builders import RERANKER_PARAMS
 from hybrid.recipes.registry import NAME_PARAM
 
@@ -68,10 +69,27 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "show":
         print(load_recipe(args.recipe).source.text, end="")
     else:
-        for name in bundled_recipes():
-            recipe = load_recipe(name)
-            print(f"{name:20} {recipe.system.get('type', '?'):11} {recipe.description}")
+        print(list_table([load_recipe(name) for name in bundled_recipes()]))
     return 0
+
+
+def list_table(recipes: list[Recipe]) -> str:
+    """One aligned row per recipe (name, system type, the artifacts it needs, description), then one line per
+    recommended setting: which recipe to start from, as the recipes themselves declare (``recommended``)."""
+    rows = [("recipe", "type", "artifacts", "description")]
+    rows += [(r.name, str(r.system.get("type", "?")), ", ".join(r.artifacts) or "-", r.description) for r in recipes]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3]
+             for row in rows]
+    recommended = sorted(((f"recommended for {r.recommended}:", r) for r in recipes if r.recommended),
+                         key=lambda pair: pair[0])
+    if recommended:
+        width = max(len(label) for label, _ in recommended)
+        lines.append("")
+        for label, r in recommended:
+            needs = f"needs artifacts: {', '.join(r.artifacts)}" if r.artifacts else "needs no artifacts"
+            lines.append(f"{label.ljust(width)} {r.name} ({needs})")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from hybrid.core.params import Param, params_by_name
 from hybrid.retrieval.base import Stage
 
 RECIPE_DIR = Path(__file__).resolve().parent.parent / "configs" / "recipes"
-TOP_KEYS = {"name", "description", "paper", "system", "cost", "ci"}
+TOP_KEYS = {"name", "description", "paper", "system", "cost", "ci", "artifacts", "recommended"}
 #: A recipe name becomes a file name (``<name>.trec``): one plain path component, never ``..`` or ``/``.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit"
@@ -166,6 +166,11 @@ class Recipe:
     paper: str = ""
     cost: str = ""  # e.g. "cheap" / "needs trained dense model (~20 min CPU)"
     ci: bool = False  # cheap enough for the CI regression run
+    #: The kinds of trained artifact it needs under ``--artifacts`` (``dense``, ``ltr``, ``reader``, ...; empty: none),
+    #: declared in the recipe so that ``python -m hybrid.recipes list`` can say so without building it.
+    artifacts: tuple[str, ...] = ()
+    #: The setting it is the recommended recipe for (``"raw text, no training"``), or empty.
+    recommended: str = ""
 
     def build(self, context: Context) -> Stage:
         if self.name in context.built:
@@ -207,8 +212,15 @@ def parse_recipe(text: str, path: Path | None = None) -> Recipe:
     bad_name = check_name(data["name"])
     if bad_name:
         raise source.error("name", bad_name)
+    artifacts = data.get("artifacts", [])
+    if not isinstance(artifacts, list) or not all(isinstance(a, str) and a for a in artifacts):
+        raise source.error("artifacts", "'artifacts' must be a list of artifact kinds (e.g. [\"dense\", \"ltr\"])")
+    if not isinstance(data.get("recommended", ""), str):
+        raise source.error("recommended", "'recommended' must be a string naming a setting (e.g. \"raw text, no "
+                                          "training\")")
     return Recipe(name=data["name"], description=data.get("description", ""), system=data["system"], source=source,
-                  paper=data.get("paper", ""), cost=data.get("cost", ""), ci=bool(data.get("ci", False)))
+                  paper=data.get("paper", ""), cost=data.get("cost", ""), ci=bool(data.get("ci", False)),
+                  artifacts=tuple(artifacts), recommended=data.get("recommended", ""))
 
 
 def load_recipe(name_or_path: str) -> Recipe:
