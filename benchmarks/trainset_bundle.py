@@ -12,7 +12,7 @@ written with mtime 0, so the same input gives the same bytes.
 
 ``check`` derives queries and qrels (:func:`hybrid.core.formats.labelled.derive_training`) twice: from the
 train-topic lines alone (what the bundle holds) and from the whole labelled corpus keeping the queries of
-train passages (how the released files were made), and compares each with ``queries.train.jsonl`` /
+train passages (``split="train"``, how the released files were made), and compares each with ``queries.train.jsonl`` /
 ``qrels.train.txt``. It also checks that the cross-validation groups (:func:`ltr.cv.topic_of`) and 5-fold
 assignment of the released train queries are what they were with the old document-id-prefix rule.
 """
@@ -85,10 +85,7 @@ def check(data: Path) -> dict:
             out.writelines(line for line in inp if split_of(int(json.loads(line)["topic"])) == "train")
         derived, qrels = derive_training(read_labelled(train_only), train_only)
     rows = [_compare("train-topic lines only (the bundle)", derived, qrels, queries, released)]
-    full = read_labelled(data / "corpus.jsonl")
-    train_passages = {p.id for p in full if split_of(int(p.group)) == "train"}  # type: ignore[arg-type]
-    derived, qrels = derive_training(full, data / "corpus.jsonl")
-    derived = [q for q in derived if q["passage_id"] in train_passages]
+    derived, qrels = derive_training(read_labelled(data / "corpus.jsonl"), data / "corpus.jsonl", split="train")
     rows.append(_compare("whole corpus, queries of train passages", derived, qrels, queries, released))
     texts = {}
     with (data / "corpus.jsonl").open(encoding="utf-8") as handle:

@@ -78,6 +78,7 @@ class LabelledPassage:
     mentions: tuple[LabelledMention, ...]
     group_key: str | None = None  # "topic" or "group": the key the line used, copied to its queries
     group: str | int | None = None
+    split: str | None = None  # free metadata: a converted ECB+ corpus says which split each passage is in
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,9 @@ def read_labelled(path: str | Path) -> list[LabelledPassage]:
             LabelledMention(m.start, m.end, m.text, clusters[m.start, m.end], m.kind, m.tag, m.m_id)
             for m in passage.mentions or ()
         )
-        out.append(LabelledPassage(passage.id, passage.doc_id, number, mentions, group_key, group))
+        split = obj.get("split")
+        out.append(LabelledPassage(passage.id, passage.doc_id, number, mentions, group_key, group,
+                                   split if isinstance(split, str) else None))
     if not out:
         raise InputError(path, None, "no passages found")
     if not any(m.cluster is not None for p in out for m in p.mentions):
@@ -153,7 +156,7 @@ def query_id(passage: LabelledPassage, mention: LabelledMention) -> str:
 
 
 def derive_training(passages: Iterable[LabelledPassage], path: str | Path | None = None,
-                    ) -> tuple[list[dict[str, Any]], Qrels]:
+                    split: str | None = None) -> tuple[list[dict[str, Any]], Qrels]:
     """Training queries (topics JSONL rows, corpus order) and their qrels, derived from cluster labels.
 
     One query per mention with a cluster; its relevant passages are those of other documents holding a
@@ -161,6 +164,10 @@ def derive_training(passages: Iterable[LabelledPassage], path: str | Path | None
     excluded from results). A mention with nothing relevant gives no query (it could neither be trained
     on nor scored). Two mentions that would get the same query id (an ``m_id`` repeated in a document)
     are an error naming the second one's line.
+
+    ``split`` keeps only the queries of passages whose ``split`` field has that value, while relevance is
+    still read from every passage (how ECB+'s released train qrels were made: a cluster can reach sentences
+    of another split's topics).
     """
     passages = list(passages)
     holders: dict[str, dict[str, list[str]]] = {}  # cluster -> doc -> passages, in corpus order
@@ -183,7 +190,7 @@ def derive_training(passages: Iterable[LabelledPassage], path: str | Path | None
                                                f"{seen[qid]}); give each mention of a document its own m_id")
             seen[qid] = p.line
             others = {d: ids for d, ids in holders[m.cluster].items() if d != p.doc_id}
-            if not others:
+            if not others or (split is not None and p.split != split):
                 continue
             row: dict[str, Any] = {"qid": qid, "kind": m.kind, "tag": m.tag, "doc_id": p.doc_id,
                                    "passage_id": p.id, "start": m.start, "end": m.end, "mention": m.text,
@@ -195,6 +202,9 @@ def derive_training(passages: Iterable[LabelledPassage], path: str | Path | None
             row["n_relevant"], row["n_relevant_docs"] = len(relevant), len(others)
             queries.append(row)
             qrels[qid] = dict.fromkeys(relevant, 1)
+    if not queries and split is not None:
+        raise InputError(path, None, f"no passage with 'split': {split!r} holds a training query; check the split "
+                                     "name (the passages' 'split' field)")
     if not queries:
         raise InputError(path, None, f"no cluster id is shared by mentions of two different documents, so no "
                                      f"training query has a relevant passage (see {DOCS})")
@@ -279,10 +289,10 @@ def _resolve(source: str | Path | None) -> _Source:
                                  f"or {CORPUS} + {QUERIES} [+ {QRELS}] (see {DOCS})")
 
 
-def fingerprint(source: str | Path | None) -> str:
-    """What a materialisation depends on: the form, the derivation rule and every input file's sha256."""
+def fingerprint(source: str | Path | None, split: str | None = None) -> str:
+    """What a materialisation depends on: the form, the derivation rule, the split and every input's sha256."""
     resolved = _resolve(source)
-    parts = {"form": resolved.form, "version": DERIVATION_VERSION,
+    parts = {"form": resolved.form, "version": DERIVATION_VERSION, "split": split,
              "files": {role: file_sha256(p) for role, p in sorted(resolved.files.items())}}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
@@ -312,17 +322,21 @@ def write_qrels(qrels: Qrels, path: Path) -> None:
         out.writelines(f"{qid} 0 {pid} {rel}\n" for qid, judged in qrels.items() for pid, rel in judged.items())
 
 
-def materialize_training_set(source: str | Path | None, folder: Path) -> TrainingSet:
+def materialize_training_set(source: str | Path | None, folder: Path, split: str | None = None) -> TrainingSet:
     """Write (or reuse) ``folder/{corpus.jsonl, queries.jsonl, qrels.txt}`` for ``source``.
 
     ``source``: None (or ``"bundled"``) for the bundled ECB+ train topics; a labelled-passages JSONL file
     (or a folder holding one as ``corpus.jsonl``); or a queries-form folder. Every file is written
     atomically and ``trainset.json`` (fingerprint, file hashes, counts, provenance) last, so an interrupted
-    run is redone and a completed one is reused while the source's files are unchanged.
+    run is redone and a completed one is reused while the source's files are unchanged. ``split`` (labelled
+    passages only) keeps the queries of passages with that ``split`` value (:func:`derive_training`).
     """
     folder = Path(folder)
     resolved = _resolve(source)
-    fp = fingerprint(source)
+    if split is not None and resolved.form == "queries":
+        raise InputError(resolved.files["queries"], None, "a split applies to labelled passages; a queries-form "
+                                                          "folder already holds exactly its training queries")
+    fp = fingerprint(source, split)
     out = TrainingSet(folder / CORPUS, folder / QUERIES, folder / QRELS, resolved.name, fp)
     if _reusable(folder, fp):
         return out
@@ -334,11 +348,11 @@ def materialize_training_set(source: str | Path | None, folder: Path) -> Trainin
         _copy(resolved.files["queries"], out.topics)
     else:
         _copy(resolved.files["corpus"], out.corpus, gunzip=resolved.form == "bundled")
-        queries, qrels = derive_training(read_labelled(out.corpus), out.corpus)
+        queries, qrels = derive_training(read_labelled(out.corpus), out.corpus, split)
         write_queries(queries, out.topics)
         n_queries = len(queries)
     write_qrels(qrels, out.qrels)
-    manifest = {"name": resolved.name, "fingerprint": fp, "form": resolved.form,
+    manifest = {"name": resolved.name, "fingerprint": fp, "form": resolved.form, "split": split,
                 "source": {role: str(p) for role, p in resolved.files.items()},
                 "files": {p.name: file_sha256(p) for p in (out.corpus, out.topics, out.qrels)},
                 "queries": n_queries, "judgments": sum(map(len, qrels.values())), "produced_by": produced_by()}

@@ -19,6 +19,13 @@ from hybrid.core.formats.labelled import (
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
 
+ERRORS_DOC = Path(__file__).resolve().parents[4] / "docs" / "errors.md"
+
+
+def assert_documented(wording: str) -> None:
+    """The error catalogue (docs/errors.md) lists every message these tests provoke."""
+    assert wording in ERRORS_DOC.read_text(encoding="utf-8").replace("\\|", "|"), wording
+
 
 def m(text: str, word: str, cluster: str | None = None, kind: str = "event", m_id: str | None = None) -> dict:
     start = text.index(word)
@@ -95,7 +102,6 @@ def test_derived_queries_read_back_as_topics(tmp_path):
     (lambda r: r[1]["mentions"][0].update(m_id="1"), "labelled.jsonl:2: two mentions give the query id 'ev-a-1' "
                                                      "(first on line 1)"),
     (lambda r: [mm.pop("cluster", None) for x in r for mm in x.get("mentions", [])], "no mention carries a 'cluster'"),
-    (lambda r: r[0]["mentions"][0].update(end=99), "labelled.jsonl:1: mentions[0] offsets [6, 99) lie outside"),
 ])
 def test_bad_labelled_lines_name_file_and_line(tmp_path, change, message):
     rows = corpus_lines()
@@ -104,6 +110,15 @@ def test_bad_labelled_lines_name_file_and_line(tmp_path, change, message):
     with pytest.raises(InputError) as error:
         derive_training(read_labelled(path), path)
     assert message in str(error.value)
+    assert_documented(error.value.reason.split(" (see ")[0])
+
+
+def test_corpus_rules_apply_to_labelled_passages(tmp_path):
+    rows = corpus_lines()
+    rows[0]["mentions"][0]["end"] = 99
+    path = write_jsonl(tmp_path / "labelled.jsonl", rows)
+    with pytest.raises(InputError, match=r"labelled.jsonl:1: mentions\[0\] offsets \[6, 99\) lie outside"):
+        read_labelled(path)
 
 
 def test_no_shared_cluster_gives_a_clear_error(tmp_path):
@@ -170,3 +185,15 @@ def test_bundled_set_holds_ecbplus_train_topics_only(tmp_path):
     with ts.topics.open() as handle:
         first = json.loads(handle.readline())
     assert first["qid"] == "en-1_10ecb-20" and first["topic"] == 1
+
+
+def test_a_split_keeps_its_queries_and_reads_relevance_from_every_passage(tmp_path):
+    rows = corpus_lines()
+    for row, split in zip(rows, ["train", "train", "dev", "train", "dev"], strict=True):
+        row["split"] = split
+    path = write_jsonl(tmp_path / "labelled.jsonl", rows)
+    queries, qrels = derive_training(read_labelled(path), path, split="train")
+    assert [q["qid"] for q in queries] == ["ev-a-1", "en-a-2", "ev-c:0-32-37"]
+    assert qrels["ev-a-1"] == {"b:0": 1, "c:0": 1}  # b:0 is a dev passage, still relevant
+    with pytest.raises(InputError, match="no passage with 'split': 'test' holds a training query"):
+        derive_training(read_labelled(path), path, split="test")
