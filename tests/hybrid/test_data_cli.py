@@ -8,12 +8,14 @@ cluster id, and INTRA_DOC_COREF chains. The real release is not available to the
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 import pytest
 
 from hybrid.cli_common import run_cli
+from hybrid.core.formats import labelled
 from hybrid.core.formats.ecbplus import detokenise, kind_of_tag
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.data import main
@@ -148,10 +150,17 @@ def test_derive_from_the_converted_release(tmp_path, capsys):
     assert {q["topic"] for q in queries} == {1}
 
 
-def test_bundled_command_writes_the_default_set(tmp_path, capsys):
+def test_bundled_command_writes_the_default_set(tmp_path, capsys, monkeypatch):
+    """The command's wiring, on a small stand-in for the bundled file (the real one: test_labelled.py)."""
+    passages = convert(tmp_path)
+    capsys.readouterr()
+    bundle = tmp_path / "bundle.jsonl.gz"
+    bundle.write_bytes(gzip.compress("".join(json.dumps(p) + "\n" for p in passages).encode()))
+    monkeypatch.setattr(labelled, "BUNDLED", bundle)
     assert run_cli(main, ["bundled", "--output", str(tmp_path / "b")]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert (summary["name"], summary["queries"]) == ("ecbplus-train", 9962)
+    assert (summary["name"], summary["form"], summary["queries"]) == ("ecbplus-train", "bundled", 6)
+    assert (tmp_path / "b" / "corpus.jsonl").read_text().count("\n") == len(passages)
 
 
 @pytest.mark.parametrize(("damage", "message"), [
