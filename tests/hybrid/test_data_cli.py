@@ -117,7 +117,9 @@ def test_the_release_becomes_a_labelled_collection(tmp_path, capsys):
                                                                                           "HUM1")
     assert (mentions["21"]["text"], mentions["21"]["kind"], mentions["21"]["tag"]) == ("checked into", "event",
                                                                                         "ACTION_OCCURRENCE")
-    assert "cluster" not in mentions["22"] and mentions["22"]["chain"].startswith("1_1ecb#")  # intra-doc only
+    assert mentions["22"]["cluster"] == "INTRA:1_1ecb:3" and mentions["22"]["chain"] == "1_1ecb#r3"  # intra-doc
+    assert mentions["23"]["cluster"] == "SINGLETON:1_1ecb:23" and mentions["23"]["chain"] == "1_1ecb#m23"
+    assert mentions["20"]["chain"] == "1_1ecb#r1" and mentions["21"]["chain"] == "1_1ecb#r2"
     second = {m["m_id"]: m for m in by_id["1_1ecb:1"]["mentions"]}
     assert set(second) == {"24", "25"} and second["25"]["kind"] == "event"  # 26 unknown tag, 27 two sentences
     assert by_id["1_1ecb:1"]["text"] == "She was treated (again) there."

@@ -114,7 +114,13 @@ def _attr(path: Path, element: ET.Element, name: str) -> str:
 
 def convert_document(path: Path, topic: int, validated: set[tuple[str, int]], report: ConversionReport,
                      keep_test_labels: bool = False) -> list[dict[str, Any]]:
-    """One ECB+ XML document as labelled passages (one per sentence), in sentence order."""
+    """One ECB+ XML document as labelled passages (one per sentence), in sentence order.
+
+    Every mention gets a cluster, as in the project's ECB+ files: the ``note`` of its CROSS_DOC_COREF
+    relation, else ``INTRA:<doc>:<r_id>`` of its INTRA_DOC_COREF chain, else ``SINGLETON:<doc>:<m_id>``
+    (clusters of one document never make a training query, but they say the mention is annotated and
+    coreferent with nothing elsewhere). Test topics get none unless ``keep_test_labels``.
+    """
     root = _parse_xml(path)
     doc_id = path.stem
     split = split_of(topic)
@@ -131,16 +137,18 @@ def convert_document(path: Path, topic: int, validated: set[tuple[str, int]], re
         where[t_id] = int(sentence), len(words)
         words.append((t_id, (token.text or "").strip()))
     texts = {s: detokenise([w for _, w in words]) for s, words in sentences.items()}
-    clusters: dict[str, str] = {}
+    clusters: dict[str, str] = {}  # m_id -> cross-document cluster (the relation's note) or INTRA:<doc>:<r_id>
     chains: dict[str, str] = {}
     relations = root.find("Relations")
-    for relation in relations if relations is not None else []:
-        r_id = relation.get("r_id") or str(len(chains))
+    for number, relation in enumerate(relations if relations is not None else []):
+        r_id = relation.get("r_id") or f"n{number}"
         for source in relation.iter("source"):
             m_id = _attr(path, source, "m_id")
-            chains.setdefault(m_id, f"{doc_id}#{r_id}")
+            chains.setdefault(m_id, f"{doc_id}#r{r_id}")
             if relation.tag == "CROSS_DOC_COREF":
                 clusters[m_id] = _attr(path, relation, "note")
+            elif relation.tag == "INTRA_DOC_COREF":
+                clusters.setdefault(m_id, f"INTRA:{doc_id}:{r_id}")
     mentions: dict[int, dict[tuple[int, int], dict[str, Any]]] = {}
     markables = root.find("Markables")
     for markable in markables if markables is not None else []:
@@ -168,14 +176,12 @@ def convert_document(path: Path, topic: int, validated: set[tuple[str, int]], re
             continue
         mention: dict[str, Any] = {"start": start, "end": end, "text": texts[sentence][0][start:end], "kind": kind,
                                    "tag": markable.tag, "m_id": m_id}
-        if m_id in chains:
-            mention["chain"] = chains[m_id]
-        if m_id in clusters:
-            if split == "test" and not keep_test_labels:
-                report.test_labels_dropped += 1
-            else:
-                mention["cluster"] = clusters[m_id]
-                report.labelled += 1
+        mention["chain"] = chains.get(m_id, f"{doc_id}#m{m_id}")
+        if split == "test" and not keep_test_labels:
+            report.test_labels_dropped += 1
+        else:
+            mention["cluster"] = clusters.get(m_id, f"SINGLETON:{doc_id}:{m_id}")
+            report.labelled += 1
         mentions[sentence][start, end] = mention
         report.mentions += 1
     out = []
