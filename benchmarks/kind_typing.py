@@ -9,8 +9,10 @@ of the curated dev passages (``corpus.jsonl``, ``split == "dev"``, non-empty ``m
   span overlaps it. Its *typed kind* is the kind of the best of them: the one with exactly its span, else the
   one with the largest character overlap divided by the union of the two spans (ties: the shorter, then the
   earlier); a gold head such as ``earthquake`` in ``the 2010 Yushu earthquake`` is matched by its own noun.
-  ``none``: no automatic mention overlaps it (undetected). ``any_gold_kind``: whether *some* overlapping
-  automatic mention has the gold kind (what a same-kind filter needs: one mention of the query's kind there);
+  ``both``: the detector gave that span both kinds (it does so for nouns: an ``AUTO_NP`` entity and an
+  ``AUTO_EVENT_NOUN`` event); ``none``: no automatic mention overlaps it (undetected). ``any_gold_kind``:
+  whether *some* overlapping automatic mention has the gold kind (what a same-kind filter needs: one mention of
+  the query's kind there);
 * **confusion** of gold kind x typed kind, overall and per gold tag family (ACTION, NEG_ACTION, HUMAN,
   NON_HUMAN, LOC, TIME);
 * **what the filter can hide**: for every dev query (``queries.dev.jsonl``, gold kind and cluster) and every
@@ -47,7 +49,7 @@ from hybrid.core.provenance import produced_by
 from hybrid.core.records import ENTITY, EVENT
 
 KINDS = (EVENT, ENTITY)
-TYPED = (EVENT, ENTITY, "none")
+TYPED = (EVENT, ENTITY, "both", "none")
 #: Gold tag families, longest prefix first (NEG_ACTION before ACTION, NON_HUMAN before HUMAN).
 FAMILIES = ("NEG_ACTION", "ACTION", "NON_HUMAN", "HUMAN", "LOC", "TIME")
 
@@ -90,8 +92,13 @@ def best_match(gold: Span, auto: Iterable[Span]) -> Span | None:
 
 
 def typed_kind(gold: Span, auto: Sequence[Span]) -> str:
+    """The kind of the best-matching automatic span: ``event``, ``entity``, ``both`` (the detector gave that span
+    both kinds, as it does for nouns: an ``AUTO_NP`` entity and an ``AUTO_EVENT_NOUN`` event) or ``none``."""
     match = best_match(gold, auto)
-    return "none" if match is None or match.kind not in KINDS else match.kind
+    if match is None:
+        return "none"
+    kinds = {m.kind for m in auto if (m.start, m.end) == (match.start, match.end) and m.kind in KINDS}
+    return "both" if len(kinds) > 1 else next(iter(kinds), "none")
 
 
 def passage_outcome(coreferent: Sequence[Span], auto: Sequence[Span], kind: str) -> str:
@@ -124,6 +131,7 @@ def typing_table(gold_auto: Sequence[tuple[Span, Sequence[Span]]]) -> dict:
             "gold": len(items),
             "confusion": confusion(typed),
             "typed_correct": round(sum(a == b for a, b in typed) / len(items), 4),
+            "typed_both": round(sum(b == "both" for _, b in typed) / len(items), 4),
             "typed_other_kind": round(sum(b in KINDS and a != b for a, b in typed) / len(items), 4),
             "undetected": round(sum(b == "none" for _, b in typed) / len(items), 4),
             "any_gold_kind": round(sum(any(m.kind == g.kind for m in overlapping(g, auto)) for g, auto in items)
@@ -133,11 +141,11 @@ def typing_table(gold_auto: Sequence[tuple[Span, Sequence[Span]]]) -> dict:
 
 
 def wrong_auto_tags(gold_auto: Sequence[tuple[Span, Sequence[Span]]], top: int = 8) -> dict[str, list]:
-    """For each gold kind, the automatic tags of the best matches typed as the other kind (most frequent first)."""
+    """For each gold kind, the automatic tags of the best matches typed as the other kind only (most frequent first)."""
     out = {}
     for kind in KINDS:
-        tags = Counter(m.tag or "-" for g, auto in gold_auto if g.kind == kind
-                       for m in [best_match(g, auto)] if m is not None and m.kind in KINDS and m.kind != kind)
+        tags = Counter(m.tag or "-" for g, auto in gold_auto if g.kind == kind and typed_kind(g, auto) not in
+                       (kind, "both", "none") for m in [best_match(g, auto)] if m is not None)
         out[kind] = tags.most_common(top)
     return out
 
@@ -180,14 +188,19 @@ def hidden_table(queries: Sequence[dict], qrels: dict[str, dict[str, int]], gold
 
 
 def query_kind_table(index, topics) -> dict:
-    """The kind a topic without one gets (``index.query_record``) against its gold kind."""
-    pairs = []
+    """The kind a topic without one gets (``index.query_record``: the first indexed record with exactly its span)
+    against its gold kind, and how often that span carries both kinds (then the kind is the first record's)."""
+    pairs, both = [], Counter()
     for topic in topics:
         detected = index.query_record(dataclasses.replace(topic, kind=None, tag=None)).kind
         pairs.append((topic.kind, detected if detected in KINDS else "none"))
+        at_span = {r.kind for r in index.mention_records(topic.passage_id or "")
+                   if (r.start, r.end) == (topic.start, topic.end) and r.kind in KINDS}
+        both[topic.kind] += len(at_span) > 1
     n = len(pairs)
     return {
         "queries": n, "confusion": confusion(pairs),
+        "span_typed_both": {kind: round(both[kind] / max(sum(t == kind for t, _ in pairs), 1), 4) for kind in KINDS},
         "same_as_gold": round(sum(a == b for a, b in pairs) / n, 4),
         "other_kind": round(sum(b in KINDS and a != b for a, b in pairs) / n, 4),
         "no_kind_any_kind_search": round(sum(b == "none" for _, b in pairs) / n, 4),
@@ -212,20 +225,21 @@ def markdown(result: dict) -> str:
         f"{result['annotation_sources'].get('mention')}); {result['date']}", "",
         "Matching: a gold mention is matched to the automatic mentions of the same passage that overlap it; its "
         "typed kind is the kind of the exact-span one, else of the one with the largest overlap / union of the two "
-        "spans (ties: shorter, then earlier); `none` = no automatic mention overlaps it. `any gold kind` = some "
+        "spans (ties: shorter, then earlier); `both` = the detector gave that span both kinds; `none` = no automatic "
+        "mention overlaps it. `any gold kind` = some "
         "overlapping automatic mention has the gold kind (what a same-kind filter needs).", "",
         "## Gold kind x automatic kind", "",
-        "| gold tag family | gold kind | mentions | typed event | typed entity | undetected |",
-        "|---|---|---|---|---|---|",
+        "| gold tag family | gold kind | mentions | typed event | typed entity | typed both | undetected |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, row in typing.items():
         lines += _confusion_rows(name, row)
-    lines += ["", "| gold tag family | mentions | typed as gold kind | typed as the other kind | undetected | "
-                  "any gold kind |", "|---|---|---|---|---|---|"]
+    lines += ["", "| gold tag family | mentions | typed as gold kind only | typed both | typed as the other kind "
+                  "only | undetected | any gold kind |", "|---|---|---|---|---|---|---|"]
     for name, row in typing.items():
-        lines.append(f"| {name} | {row['gold']} | {row['typed_correct']:.3f} | {row['typed_other_kind']:.3f} | "
-                     f"{row['undetected']:.3f} | {row['any_gold_kind']:.3f} |")
-    lines += ["", "Automatic tags of gold mentions typed as the other kind (best match): "]
+        lines.append(f"| {name} | {row['gold']} | {row['typed_correct']:.3f} | {row['typed_both']:.3f} | "
+                     f"{row['typed_other_kind']:.3f} | {row['undetected']:.3f} | {row['any_gold_kind']:.3f} |")
+    lines += ["", "Automatic tags of gold mentions typed as the other kind only (best match):"]
     for kind, tags in result["wrong_auto_tags"].items():
         lines.append(f"- gold {kind}: " + ", ".join(f"{t} {n}" for t, n in tags))
     lines += [
@@ -246,13 +260,16 @@ def markdown(result: dict) -> str:
     lines += [
         "", "## The query's own kind when the topics give none (TSV topics)", "",
         "The engine's query record (`index.query_record`) of each dev query with its kind removed: the automatic "
-        "kind of the indexed mention with exactly the query's span, else none (the search then takes any kind).",
-        "", "| gold kind | queries | detected event | detected entity | none (any kind) |", "|---|---|---|---|---|",
+        "kind of the first indexed mention with exactly the query's span, else none (the search then takes any kind). "
+        "`span typed both`: the detector gave the query's span both kinds, and the first record's kind was taken.",
+        "", "| gold kind | queries | detected event | detected entity | none (any kind) | span typed both |",
+        "|---|---|---|---|---|---|",
     ]
     for kind, typed in query["confusion"].items():
         total = sum(typed.values())
-        lines.append(f"| {kind} | {total} | " + " | ".join(f"{typed[t]} ({typed[t] / total:.1%})" for t in TYPED)
-                     + " |")
+        lines.append(f"| {kind} | {total} | " + " | ".join(f"{typed[t]} ({typed[t] / total:.1%})"
+                                                          for t in (EVENT, ENTITY, "none"))
+                     + f" | {query['span_typed_both'][kind]:.1%} |")
     lines.append(f"\nSame as gold {query['same_as_gold']:.3f}, the other kind {query['other_kind']:.3f}, none "
                  f"{query['no_kind_any_kind_search']:.3f} of {query['queries']} queries.")
     return "\n".join(lines) + "\n"
