@@ -65,8 +65,9 @@ def test_trec_eval_names_positional_files_and_repeatable_m(files, capsys):
 def test_measures_map_is_not_a_traceback(files, capsys):
     qrels, run, _ = files
     assert run_cli(eval_main, ["--qrels", str(qrels), "--run", str(run), "--measures", "map"]) == 0
-    out = capsys.readouterr().out
-    assert out.splitlines()[0].split()[-1] == "AP"
+    assert capsys.readouterr().out.split() == ["map", "all", "0.5000"]  # a trec_eval name: trec_eval's output
+    assert run_cli(eval_main, ["--qrels", str(qrels), "--run", str(run), "--measures", "map", "--format", "table"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].split()[-1] == "AP"
 
 
 def test_unknown_measure_is_a_clear_error_before_reading_files(tmp_path, capsys):
@@ -100,7 +101,7 @@ def test_json_per_query_is_one_json_document(files, capsys):
 
 def test_plain_per_query_rows_then_table(files, capsys):
     qrels, run, _ = files
-    assert eval_main([str(qrels), str(run), "--per-query", "-m", "RR@10"]) == 0
+    assert eval_main([str(qrels), str(run), "--per-query", "--measures", "RR@10"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:2] == ["q1 RR@10=0.5000", "q2 RR@10=0.0000"]
     assert lines[2].split()[0] == "group"
@@ -142,3 +143,29 @@ def test_api_evaluate_takes_the_judged_list(tmp_path):
     assert standard == pytest.approx(0.5) and condensed == pytest.approx((1 / 2 + 2 / 3) / 2)
     sample = hybrid.evaluate(run, qrels, measures=["Judged@10"], by_kind=False, judged="sample")
     assert sample["all"]["Judged@10"] == pytest.approx(0.5)  # d1..d8 are not sample passages
+
+
+def test_by_kind_says_why_when_it_cannot_split(data_dir, tmp_path, capsys):
+    """Issue 38, item 2: tiny's query ids carry no ECB+ 'ev-'/'en-' prefix and TSV topics no kind: one line
+    says so instead of a table of 'all' alone; JSONL topics with 'kind' split."""
+    qrels, run = str(data_dir / "tiny_qrels.txt"), str(data_dir / "tiny_run.trec")
+    base = [qrels, run, "--by-kind", "--measures", "AP"]
+    for extra, why in (([], "give --topics as JSONL with a 'kind' field"),
+                       (["--topics", str(data_dir / "tiny_topics.tsv")], "TSV topics")):
+        assert eval_main([*base, *extra]) == 0
+        out = capsys.readouterr()
+        assert [line.split()[0] for line in out.out.splitlines()] == ["group", "all"]
+        note = [line for line in out.err.splitlines() if line.startswith("note: --by-kind")]
+        assert len(note) == 1 and "3 of 3 judged queries have no kind (e.g. q-en-reid)" in note[0] and why in note[0]
+    assert eval_main([*base, "--topics", str(data_dir / "tiny_topics.jsonl")]) == 0
+    out = capsys.readouterr()
+    assert [line.split()[0] for line in out.out.splitlines()] == ["group", "all", "entity", "event"]
+    assert "--by-kind" not in out.err
+    # some queries with a kind, some without: the rest is its own 'unknown' group, so the groups add up
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text("\n".join((data_dir / "tiny_topics.jsonl").read_text().splitlines()[:2]) + "\n")
+    assert eval_main([*base, "--topics", str(partial), "--json"]) == 0
+    out = capsys.readouterr()
+    table = json.loads(out.out)
+    assert {g: table[g]["#q"] for g in table} == {"all": 3, "entity": 1, "event": 1, "unknown": 1}
+    assert "1 of 3 judged queries have no kind (e.g. q-ev-quake), counted under 'unknown'" in out.err

@@ -28,7 +28,9 @@ class IdReport:
     def ok(self) -> bool:
         return not (self.unjudged or self.missing or self.unknown_topics)
 
-    def lines(self, examples: int = 3) -> list[str]:
+    def lines(self, examples: int = 3, missing_count: bool = True) -> list[str]:
+        """One warning per kind of mismatch. ``missing_count=False``: judged queries missing from the run are left
+        out of the averages (trec_eval without ``-c``) instead of scoring 0."""
         def some(ids: list[str]) -> str:
             shown = ", ".join(ids[:examples])
             return f"{shown}, ..." if len(ids) > examples else shown
@@ -38,7 +40,8 @@ class IdReport:
             out.append(f"{len(self.unjudged)} run queries have no judgments in the qrels and are ignored by the "
                        f"evaluation (e.g. {some(self.unjudged)})")
         if self.missing:
-            out.append(f"{len(self.missing)} of {self.judged} judged queries have no results in the run and score 0 "
+            fate = "score 0" if missing_count else "are left out of the averages, as in trec_eval (-c scores them 0)"
+            out.append(f"{len(self.missing)} of {self.judged} judged queries have no results in the run and {fate} "
                        f"(e.g. {some(self.missing)})")
         if self.unknown_topics:
             out.append(f"{len(self.unknown_topics)} query ids of the run/qrels are not in the topics file "
