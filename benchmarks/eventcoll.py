@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 from hybrid.cli_common import make_parser  # noqa: E402
 from hybrid.collect.aggregate import documents_run  # noqa: E402
 from hybrid.collect.collection import Collection  # noqa: E402
-from hybrid.collect.ecb import build_events, event_group, event_qrels, read_event_names, read_seed_mentions  # noqa: E402
+from hybrid.collect.ecb import build_events, event_qrels, read_event_names, read_seed_mentions  # noqa: E402
+from hybrid.collect.events import event_groups  # noqa: E402
 from hybrid.collect.rankers import RANKERS, ranking, score_event  # noqa: E402
 from hybrid.collect.related import rank_entities  # noqa: E402
 from hybrid.core.atomic import atomic_write  # noqa: E402
@@ -109,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     model = train([matrices[e.qid] for e in events["train"]], qrels["train"], seed=args.seed)
     runs["our-full"] = {e.qid: model.rerank(matrices[e.qid]) for e in dev}
     all_qrels = {**qrels["train"], **qrels["dev"]}
-    cv_run, folds = cross_validate(list(matrices.values()), all_qrels, event_group, k=5, seed=args.seed)
+    groups = event_groups([*events["train"], *events["dev"]])  # the sub-topic of each event
+    cv_run, folds = cross_validate(list(matrices.values()), all_qrels, groups.__getitem__, k=5, seed=args.seed)
     runs["our-full-cv"] = {e.qid: cv_run[e.qid] for e in dev}
     if args.index:
         runs["mention-max"] = mention_runs(args.index, dev)
@@ -124,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                       if form != "name" or name != "mention-max"}
         out = compare(group_runs, group_qrels, {}, "event-name", MEASURES)["results"]["all"]
         results[form] = out
-        lines = [f"\n**{title}** ({len(qids)} queries, {len({event_group(q) for q in qids})} dev events)\n",
+        lines = [f"\n**{title}** ({len(qids)} queries, {len({groups[q] for q in qids})} dev events)\n",
                  "| system | MAP | P@5 | P@10 |", "|---|---|---|---|"]
         for name, label in TABLE:
             if name not in out:
@@ -141,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         tables.append("\n".join(lines))
     importance = dict(zip(__import__("hybrid.collect.features", fromlist=["x"]).feature_names(model.rankers),
                           [round(float(v), 2) for v in model.scorer.importance()], strict=True))
-    summary = {"seconds": round(time.time() - started, 1), "events": {s: len({event_group(e.qid) for e in evs})
+    summary = {"seconds": round(time.time() - started, 1), "events": {s: len({groups[e.qid] for e in evs})
                                                                       for s, evs in events.items()},
                "queries": {s: len(evs) for s, evs in events.items()}, "folds": len(folds), "results": results,
                "importance": dict(sorted(importance.items(), key=lambda kv: -kv[1])[:12]),

@@ -31,8 +31,8 @@ from pathlib import Path
 
 from hybrid.cli_common import add_subparser, make_parser, output_file, positive_int, run_cli
 from hybrid.collect.collection import Collection
-from hybrid.collect.ecb import build_events, event_group, event_qrels, read_event_names, read_seed_mentions, write_qrels
-from hybrid.collect.events import EventQuery, parse_event, read_events
+from hybrid.collect.ecb import build_events, event_qrels, read_event_names, read_seed_mentions, write_qrels
+from hybrid.collect.events import EventQuery, event_groups, parse_event, read_events
 from hybrid.collect.kb import read_kb
 from hybrid.collect.rankers import RANKERS
 from hybrid.collect.stage import EventCollector
@@ -76,7 +76,9 @@ def parser() -> argparse.ArgumentParser:
     _source_args(train)
     train.add_argument("--qrels", required=True, help="document judgments of the events")
     train.add_argument("--output", required=True, help="model directory")
-    train.add_argument("--cv", type=positive_int, default=0, help="also report k-fold CV grouped by event")
+    train.add_argument("--cv", type=positive_int, default=0,
+                       help="also report k-fold CV (folds never split an event's 'group'; an event without one is its "
+                            "own group)")
     train.add_argument("--random-seed", type=int, default=0)
     ecb = add_subparser(sub, "ecb-events", help="ECB+ sub-topics (train/dev) as event queries + document qrels")
     ecb.add_argument("--queries", required=True, help="ECB+ queries.{train,dev}.jsonl")
@@ -154,7 +156,7 @@ def _train(args: argparse.Namespace) -> int:
     matrices = [event_matrix(stage.scores(e.to_topic()), collection) for e in events]
     extra = {}
     if args.cv:
-        run, _ = cross_validate(matrices, qrels, event_group, k=args.cv, seed=args.random_seed)
+        run, _ = cross_validate(matrices, qrels, event_groups(events).__getitem__, k=args.cv, seed=args.random_seed)
         extra["cv"] = evaluate({q: v for q, v in qrels.items() if q in run}, run, ("AP", "P@5", "P@10"))["all"]
         print(f"{args.cv}-fold CV grouped by event: {extra['cv']}", file=sys.stderr)
     model = train(matrices, qrels, seed=args.random_seed)

@@ -114,15 +114,15 @@ def build_events(seeds: dict[str, list[SeedMention]], text_of, names: dict[str, 
         rng.shuffle(order)
         for i, m in enumerate(order[:n_single]):
             events.append(EventQuery(qid=f"{sub}/seed1-{i}", seeds=[seed_topic(m, text_of, f"{sub}/seed1-{i}#0")],
-                                     form="seed1"))
+                                     form="seed1", group=sub))
         for k in ks:
             if k > len(mentions):
                 continue
             chosen = rng.sample(mentions, k)
             topics = [seed_topic(m, text_of, f"{sub}/seed{k}#{j}") for j, m in enumerate(chosen)]
-            events.append(EventQuery(qid=f"{sub}/seed{k}", form="seedk", seeds=topics))
+            events.append(EventQuery(qid=f"{sub}/seed{k}", form="seedk", seeds=topics, group=sub))
         if names and sub in names:
-            events.append(EventQuery(qid=f"{sub}/name", name=names[sub], form="name"))
+            events.append(EventQuery(qid=f"{sub}/name", name=names[sub], form="name", group=sub))
     return events
 
 
@@ -136,11 +136,6 @@ def event_qrels(events: list[EventQuery], doc_ids: list[str]) -> dict[str, dict[
         sub = event.qid.split("/", 1)[0]
         out[event.qid] = {d: 1 for d in by_sub.get(sub, []) if d not in event.excluded}
     return out
-
-
-def event_group(qid: str) -> str:
-    """The event (sub-topic) a query id belongs to: cross-validation folds never split one."""
-    return qid.split("/", 1)[0]
 
 
 def write_qrels(qrels: dict[str, dict[str, int]], path: str | Path) -> None:

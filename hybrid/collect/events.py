@@ -11,7 +11,9 @@ mention marked ``<m> ... </m>`` (optionally ``{"text": ..., "doc_id": ...}``), o
 collection ``{"passage_id", "start", "end"}`` resolved against it. ``place`` (optional) is the place
 the ``place`` ranker queries (else the top related place entity). ``exclude`` lists documents never
 returned; the documents of seeds are always excluded (query by example: the user already has them).
-``form`` is a free label for the query form (grouped in experiment tables).
+``form`` is a free label for the query form (grouped in experiment tables). ``group`` (optional) is the
+event's cross-validation group: ``python -m hybrid.collect train --cv`` never splits a group between
+training and test folds; an event without one is its own group (query ids are never parsed).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from hybrid.core.formats.lines import check_keys, iter_lines, optional, parse_js
 from hybrid.core.formats.topics import check_query_text, parse_marked
 from hybrid.core.records import EVENT, Topic
 
-EVENT_KEYS = {"qid", "name", "place", "seeds", "exclude", "form"}
+EVENT_KEYS = {"qid", "name", "place", "seeds", "exclude", "form", "group"}
 SEED_KEYS = {"text", "doc_id", "passage_id", "start", "end"}
 
 
@@ -39,6 +41,7 @@ class EventQuery:
     place: str | None = None
     exclude: list[str] = field(default_factory=list)
     form: str | None = None
+    group: str | None = None  # cross-validation group (e.g. the ECB+ sub-topic); None: the event alone
 
     def __post_init__(self) -> None:
         if self.name is not None and not self.name.strip():
@@ -78,6 +81,8 @@ class EventQuery:
             out["exclude"] = list(self.exclude)
         if self.form:
             out["form"] = self.form
+        if self.group:
+            out["group"] = self.group
         return out
 
 
@@ -151,8 +156,11 @@ def parse_event(path: Path, number: int, line: str, resolve: Callable[[str], str
     exclude = optional(path, number, obj, "exclude", list) or []
     if not all(isinstance(d, str) and d for d in exclude):
         raise InputError(path, number, "'exclude' must list document ids (non-empty strings)")
+    group = optional(path, number, obj, "group", (str, int))
+    if group is not None and (not str(group).strip() or any(c.isspace() for c in str(group))):
+        raise InputError(path, number, f"'group' {group!r} must be one word (the event's cross-validation group)")
     return EventQuery(qid=qid, name=name.strip() if name else None, seeds=seeds, place=place, exclude=list(exclude),
-                      form=optional(path, number, obj, "form", str))
+                      form=optional(path, number, obj, "form", str), group=None if group is None else str(group))
 
 
 def iter_events(path: str | Path, resolve: Callable[[str], str | None] | None = None) -> Iterator[EventQuery]:
@@ -164,6 +172,11 @@ def iter_events(path: str | Path, resolve: Callable[[str], str | None] | None = 
             raise InputError(path, number, f"qid {event.qid!r} appears twice (first on line {seen[event.qid]})")
         seen[event.qid] = number
         yield event
+
+
+def event_groups(events: list[EventQuery]) -> dict[str, str]:
+    """qid -> cross-validation group: the event's ``group`` field, else the event itself."""
+    return {e.qid: e.group or e.qid for e in events}
 
 
 def read_events(path: str | Path, resolve: Callable[[str], str | None] | None = None) -> list[EventQuery]:

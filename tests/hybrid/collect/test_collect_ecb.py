@@ -31,6 +31,8 @@ def test_seeds_queries_and_qrels(tmp_path):
     assert qids == ["2_ecb/seed1-0", "2_ecb/seed1-1", "2_ecb/seed2", "2_ecb/seed3", "2_ecb/name",
                     "2_ecbplus/seed1-0", "2_ecbplus/seed1-1", "2_ecbplus/seed2"]
     assert events == build_events(seeds, lambda pid: "text of " + pid, read_event_names(names), n_single=2, ks=(2, 3))
+    assert [e.group for e in events] == ["2_ecb"] * 5 + ["2_ecbplus"] * 3  # the sub-topic: CV never splits it
+    assert events[0].to_json()["group"] == "2_ecb"
     docs = ["2_1ecb", "2_2ecb", "2_3ecb", "2_4ecb", "2_1ecbplus", "2_2ecbplus", "3_1ecb"]
     qrels = event_qrels(events, docs)
     assert set(qrels["2_ecb/name"]) == {"2_1ecb", "2_2ecb", "2_3ecb", "2_4ecb"}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hybrid.collect.events import EventQuery, event_of, read_event_topics, read_events
+from hybrid.collect.events import EventQuery, event_groups, event_of, read_event_topics, read_events
 from hybrid.core.errors import InputError
 
 TEXTS = {"a1:0": "Actress Tara Reid checked into Promises Treatment Center on Tuesday."}
@@ -54,3 +54,14 @@ def test_event_query_checks_itself():
         EventQuery(qid="x", name="")
     with pytest.raises(ValueError, match="neither"):
         EventQuery(qid="x")
+
+
+def test_cv_groups_are_declared_never_parsed_from_query_ids(tmp_path):
+    path = write(tmp_path, [{"qid": "a/1", "name": "x", "group": "g"}, {"qid": "a/2", "name": "y", "group": 7},
+                            {"qid": "a/3", "name": "z"}])
+    events = read_events(path)
+    assert event_groups(events) == {"a/1": "g", "a/2": "7", "a/3": "a/3"}
+    assert events[0].to_json()["group"] == "g"
+    bad = write(tmp_path, [{"qid": "e", "name": "x", "group": "two words"}])
+    with pytest.raises(InputError, match="events.jsonl:1: 'group' 'two words' must be one word"):
+        read_events(bad)
