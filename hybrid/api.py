@@ -29,7 +29,7 @@ from typing import Any
 
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, read_spans, sorted_hits, write_run_set
-from hybrid.core.formats.topics import read_topics
+from hybrid.core.formats.topics import is_marked, read_topics, topics_from_records
 from hybrid.core.provenance import produced_by
 from hybrid.core.records import Hit, Topic
 from hybrid.recipes import Context, RecipeSource, build_system, bundled_recipes, load_recipe
@@ -51,10 +51,18 @@ class Run(dict):
     """
 
     def __init__(self, hits: Mapping[str, list[Hit]] | None = None, topics: list[Topic] | None = None,
-                 name: str | None = None):
+                 name: str | None = None, index=None):
         super().__init__({qid: sorted_hits(list(h)) for qid, h in (hits or {}).items()})
         self.topics = list(topics) if topics is not None else None
         self.name = name
+        self.index = index  # where the mention text of each hit's span is looked up (see fill_mentions)
+
+    def fill_mentions(self) -> Run:
+        """Give every hit with a span its mention text from the run's index (once; the conversions and
+        :meth:`write` call it, as ``hybrid.search --spans`` does before writing spans). Returns the run."""
+        if self.index is not None:
+            fill_mentions(self, self.index)
+        return self
 
     # -- conversions ------------------------------------------------------------------------------------------
 
@@ -62,24 +70,27 @@ class Run(dict):
         """``{qid: {docno: score}}``: what ir_measures, ranx (``ranx.Run(run.to_dict())``) and pytrec_eval take."""
         return {qid: {h.docid: float(h.score) for h in hits} for qid, hits in self.items()}
 
-    def rows(self) -> list[dict[str, Any]]:
-        """One dict per hit: ``qid, docno, rank, score, start, end, mention`` (rank from 1, queries sorted)."""
+    def rows(self, first_rank: int = 1) -> list[dict[str, Any]]:
+        """One dict per hit: ``qid, docno, rank, score, start, end, mention`` (rank from ``first_rank``: 1 as in
+        TREC runs; queries sorted)."""
+        self.fill_mentions()
         rows = []
         for qid in sorted(self):
-            for rank, hit in enumerate(self[qid], start=1):
+            for rank, hit in enumerate(self[qid], start=first_rank):
                 rows.append({"qid": qid, "docno": hit.docid, "rank": rank, "score": float(hit.score),
                              "start": hit.mention_start, "end": hit.mention_end, "mention": hit.mention_text})
         return rows
 
-    def to_dataframe(self):
+    def to_dataframe(self, first_rank: int = 1):
         """A pandas DataFrame with PyTerrier's result columns ``qid, docno, rank, score`` and the span of each
-        hit (``start``, ``end``: character offsets into the passage; ``mention``: its text), rank from 1.
+        hit (``start``, ``end``: character offsets into the passage; ``mention``: its text).
 
-        PyTerrier numbers ranks from 0: ``df.assign(rank=df["rank"] - 1)`` when a PyTerrier transformer needs it.
+        Ranks count from 1, as in the TREC run the CLIs write (``rank`` column = the run file's 4th column).
+        PyTerrier counts from 0: ``run.to_dataframe(first_rank=0)`` gives its convention.
         """
         import pandas as pd
 
-        frame = pd.DataFrame(self.rows(), columns=["qid", "docno", "rank", "score", *SPAN_COLUMNS])
+        frame = pd.DataFrame(self.rows(first_rank), columns=["qid", "docno", "rank", "score", *SPAN_COLUMNS])
         return frame.astype({"start": "Int64", "end": "Int64"})
 
     to_pandas = to_dataframe
@@ -115,6 +126,7 @@ class Run(dict):
     def write(self, path: str | Path, spans: str | Path | None = None, tag: str | None = None,
               meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Publish the run (+ spans JSONL) and its ``.meta.json`` like the CLIs do; returns the meta."""
+        self.fill_mentions()
         record = {"model": self.name, "queries": len(self), "written_by": "hybrid.api", **produced_by()}
         record.update(meta or {})
         return write_run_set(self, path, tag=tag or (self.name or "hybrid").replace(" ", "_"), meta=record,
@@ -127,6 +139,16 @@ class Run(dict):
     def __repr__(self) -> str:
         hits = sum(len(h) for h in self.values())
         return f"<hybrid.Run {self.name or ''} queries={len(self)} hits={hits}>"
+
+
+def fill_mentions(run: Mapping[str, list[Hit]], index) -> None:
+    """Add the mention text of each hit's span where it is missing: retrievers know offsets, the index knows the
+    passages' texts."""
+    for hits in run.values():
+        for hit in hits:
+            if hit.mention_start is not None and not hit.mention_text:
+                text = index.passage_text(hit.docid)
+                hit.mention_text = text[hit.mention_start : hit.mention_end] if text else None
 
 
 def _missing(value: Any) -> bool:
@@ -165,14 +187,22 @@ def sample_path(what: str, value: str | Path | None) -> str | Path | None:
     return value
 
 
-def topics(source: str | Path | Iterable[Topic] = SAMPLE, index=None) -> list[Topic]:
-    """Topics from a TSV/JSONL file, ``"sample"``, or topics already read; ``index`` resolves JSONL topics that
-    point into the corpus (``passage_id`` + offsets) and recognises a TSV topic's own document."""
-    if not isinstance(source, str | Path):
-        return list(source)
-
+def topics(source: str | Path | Iterable | Topic | Mapping = SAMPLE, index=None) -> list[Topic]:
+    """Topics from a TSV/JSONL file or ``"sample"``, or given in Python: a list of :class:`Topic`, of dicts with
+    the JSONL topic fields (``{"qid": "z", "text": "... <m> blaze </m> ..."}``; PyTerrier's ``query`` for
+    ``text``; ``start``/``end`` offsets instead of markers), of marked strings (each gets the id
+    ``q-<sha256 prefix>``, :func:`~hybrid.core.formats.topics.generated_qid`), one of these alone, or a PyTerrier
+    topics DataFrame (``qid, query`` and optionally ``start, end, kind, doc_id``). Everything is checked with
+    the messages a topics file gets, naming the item (``topics[2]: ...``). ``index`` resolves topics that point
+    into the corpus (``passage_id`` + offsets) and recognises a topics file's own documents."""
     resolve = index.passage_text if index is not None else None
-    return read_topics(sample_path("topics", source), resolve=resolve)
+    if is_marked(source) or isinstance(source, Topic | Mapping):
+        source = [source]
+    if isinstance(source, str | Path):
+        return read_topics(sample_path("topics", source), resolve=resolve)
+    if hasattr(source, "columns") and hasattr(source, "to_dict"):  # a pandas DataFrame (PyTerrier's topics)
+        return topics_from_records(source.to_dict("records"), resolve=resolve, name="frame")
+    return topics_from_records(source, resolve=resolve)
 
 
 def qrels(source: str | Path | Mapping = SAMPLE) -> dict[str, dict[str, int]]:
@@ -196,13 +226,13 @@ class System:
     def __init__(self, stage, index, name: str, recipe=None, hits: int = 100):
         self.stage, self.index, self.name, self.recipe, self.hits = stage, index, name, recipe, hits
 
-    def search(self, topics_or_path: str | Path | Iterable[Topic] | Topic, k: int | None = None) -> Run:
-        """Search a batch of topics (a list, one :class:`Topic`, a topics file or ``"sample"``); ``k`` hits each
-        (default: the system's ``hits``)."""
-        if isinstance(topics_or_path, Topic):
-            topics_or_path = [topics_or_path]
+    def search(self, topics_or_path: str | Path | Iterable | Topic | Mapping, k: int | None = None) -> Run:
+        """Search a batch of topics: anything :func:`topics` takes (a topics file, ``"sample"``, a list of
+        :class:`Topic`, dicts or marked strings, one of these alone, a PyTerrier topics DataFrame); ``k`` hits
+        each (default: the system's ``hits``)."""
         batch = topics(topics_or_path, self.index)
-        if not isinstance(topics_or_path, str | Path) and hasattr(self.index, "own_documents"):
+        from_file = isinstance(topics_or_path, str | Path) and not is_marked(topics_or_path)
+        if not from_file and hasattr(self.index, "own_documents"):
             # topics read without the index: find the own document of those that do not name it (copies: the
             # caller's topics are left as they are)
             batch = [replace(t) if not t.doc_id and not t.passage_id else t for t in batch]
@@ -213,7 +243,7 @@ class System:
             found = self.stage(batch)
             if k is not None:
                 found = {qid: hits[:k] for qid, hits in found.items()}
-        return Run(found, topics=batch, name=self.name)
+        return Run(found, topics=batch, name=self.name, index=self.index)
 
     __call__ = search
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hybrid.api import fill_mentions
 from hybrid.cli_common import (
     check_outputs,
     make_parser,
@@ -309,14 +310,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, component in components.items():
         spans = component_path(output, name, ".spans.jsonl") if args.spans else None
         if spans:
-            _fill_mentions(component, index)
+            fill_mentions(component, index)
         write_run_set(component, component_path(output, name), tag=name, spans_path=spans,
                       meta=dict(meta, run=component_path(output, name), model=name, component_of=output,
                                 **provenance))
     if components:
         meta["components"] = {name: component_path(output, name) for name in components}
     if args.spans:
-        _fill_mentions(run, index)
+        fill_mentions(run, index)
     write_run_set(run, output, tag=args.tag or retriever.name, spans_path=args.spans, meta=dict(meta, **provenance))
     print(json.dumps(meta), file=sys.stderr)
     if qrels_path:
@@ -329,15 +330,6 @@ def main(argv: list[str] | None = None) -> int:
         qrels = {qid: judged for qid, judged in read_qrels(qrels_path).items() if qid in searched}
         print(format_table(evaluate(qrels, run, measures, groups), measures))
     return 0
-
-
-def _fill_mentions(run, index) -> None:
-    """Add the mention text of each hit's span (the retriever knows offsets, the index knows texts)."""
-    for hits in run.values():
-        for hit in hits:
-            if hit.mention_start is not None and not hit.mention_text:
-                text = index.passage_text(hit.docid)
-                hit.mention_text = text[hit.mention_start : hit.mention_end] if text else None
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ Two formats:
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -130,7 +131,28 @@ def _parse_tsv(path: Path, number: int, line: str) -> Topic:
 
 
 def _parse_jsonl(path: Path, number: int, line: str, resolve: Callable[[str], str | None] | None) -> Topic:
-    obj = parse_json_object(path, number, line)
+    return topic_from_object(parse_json_object(path, number, line), path, number, resolve)
+
+
+def _check_offsets(path: str | Path | None, number: int | None, text: str, start: int, end: int, what: str) -> None:
+    """The span [start, end) of ``text`` (``what``: "passage 'a:0'" or "the query text") must hold a visible mention."""
+    if not 0 <= start < end <= len(text):
+        raise InputError(path, number, f"offsets [{start}, {end}) lie outside {what} (length {len(text)}) or are empty")
+    if not text[start:end].strip():
+        raise InputError(path, number, f"offsets [{start}, {end}) of {what} cover only blanks")
+    invisible = invisible_only(text[start:end])
+    if invisible:
+        raise InputError(path, number, f"offsets [{start}, {end}) of {what} cover only zero-width characters "
+                                       f"({invisible})")
+
+
+def topic_from_object(obj: dict, path: str | Path | None, number: int | None,
+                      resolve: Callable[[str], str | None] | None = None) -> Topic:
+    """One topic from a JSON object (a JSONL line, or a dict given in Python), checked field by field; errors name
+    ``path`` and ``number`` (a file and line, or ``topics[3]`` and None).
+
+    The mention is marked in ``text`` (``<m> ... </m>``), or given by ``start``/``end`` offsets into ``text``
+    (unmarked), or into the indexed passage ``passage_id``."""
     check_keys(path, number, obj, TOPIC_KEYS)
     qid = _check_id(path, number, "query id", str(require(path, number, obj, "qid", (str, int))))
     kind = optional(path, number, obj, "kind", str)
@@ -143,11 +165,20 @@ def _parse_jsonl(path: Path, number: int, line: str, resolve: Callable[[str], st
     if passage_id is not None:
         _check_id(path, number, "passage_id", passage_id)
     mention = optional(path, number, obj, "mention", str)
+    offsets = obj.get("start") is not None or obj.get("end") is not None
     if obj.get("text") is not None:
-        if obj.get("start") is not None or obj.get("end") is not None:
+        raw = require(path, number, obj, "text", str)
+        if offsets and (passage_id is not None or OPEN in raw or CLOSE in raw):
             raise InputError(path, number, "give either 'text' with <m> markers or 'start'/'end' into 'passage_id', "
                              "not both")
-        text, start, end = parse_marked(require(path, number, obj, "text", str), path, number)
+        if offsets:  # unmarked text, the mention given by its offsets (a PyTerrier frame's query + start/end)
+            check_query_text(raw, path, number)
+            start = require(path, number, obj, "start", int)
+            end = require(path, number, obj, "end", int)
+            _check_offsets(path, number, raw, start, end, "the query text")
+            text = raw
+        else:
+            text, start, end = parse_marked(raw, path, number)
     else:
         if passage_id is None:
             raise InputError(path, number, "a topic needs 'text' with <m> markers, or 'passage_id' + 'start' + 'end'")
@@ -158,15 +189,7 @@ def _parse_jsonl(path: Path, number: int, line: str, resolve: Callable[[str], st
         text = resolve(passage_id)
         if text is None:
             raise InputError(path, number, f"passage_id {passage_id!r} is not in the index")
-        if not 0 <= start < end <= len(text):
-            raise InputError(path, number, f"offsets [{start}, {end}) lie outside passage {passage_id!r} "
-                             f"(length {len(text)}) or are empty")
-        if not text[start:end].strip():
-            raise InputError(path, number, f"offsets [{start}, {end}) of passage {passage_id!r} cover only blanks")
-        invisible = invisible_only(text[start:end])
-        if invisible:
-            raise InputError(path, number, f"offsets [{start}, {end}) of passage {passage_id!r} cover only "
-                                           f"zero-width characters ({invisible})")
+        _check_offsets(path, number, text, start, end, f"passage {passage_id!r}")
     if mention is not None and text[start:end] != mention:
         raise InputError(path, number, f"mention {mention!r} does not match the marked text {text[start:end]!r}")
     raw_examples = obj.get("examples")
@@ -266,7 +289,73 @@ def read_topics(
     return topics
 
 
-def _clip(path: Path, number: int, topic: Topic, max_chars: int, report: SkipReport | None) -> Topic:
+def generated_qid(marked: str) -> str:
+    """The query id of a marked string given without one: ``q-`` and the first 10 hex digits of the string's SHA-256,
+    so the same string gets the same id in every batch and session, whatever else it is searched with."""
+    return "q-" + hashlib.sha256(marked.encode("utf-8")).hexdigest()[:10]
+
+
+def is_marked(value: object) -> bool:
+    """Whether a string given where topics are expected is a marked query rather than a path to a topics file."""
+    return isinstance(value, str) and (OPEN in value or CLOSE in value)
+
+
+def _plain(value: object) -> object:
+    """A value of a dict or DataFrame row as JSON would give it: numpy scalars as Python ones, NaN / NA as None."""
+    if hasattr(value, "item") and not isinstance(value, str | bytes | list | dict):
+        try:
+            value = value.item()  # numpy int64 / float64 / bool_
+        except (TypeError, ValueError):
+            pass
+    if value is None or (isinstance(value, float) and value != value) or type(value).__name__ == "NAType":
+        return None
+    return value
+
+
+def topics_from_records(records: Iterable, resolve: Callable[[str], str | None] | None = None,
+                        max_chars: int | None = MAX_QUERY_CHARS, name: str = "topics") -> list[Topic]:
+    """Topics given in Python instead of a file, checked with the same messages as a file's lines.
+
+    Each item is a :class:`Topic` (kept as it is), a dict with the JSONL topic fields (``qid`` and ``text`` or
+    PyTerrier's ``query``, marked with ``<m> ... </m>`` or with ``start``/``end`` offsets; ``kind``, ``doc_id``,
+    ``passage_id`` ...), or a marked string (its id: :func:`generated_qid`). A DataFrame's rows come as such dicts
+    (``frame.to_dict("records")``); numpy values and NaN are read as JSON would give them. Errors name the item
+    (``topics[3]: no <m> ... </m> markers around the query mention``); an item of another type is a TypeError."""
+    topics: list[Topic] = []
+    seen: dict[str, int] = {}
+    for position, item in enumerate(records):
+        where = f"{name}[{position}]"
+        if isinstance(item, Topic):
+            topic = item
+        elif isinstance(item, str):
+            text, start, end = parse_marked(item, where)
+            topic = Topic(qid=generated_qid(item), text=text, start=start, end=end)
+        elif isinstance(item, Mapping):
+            obj = {str(key): _plain(value) for key, value in item.items()}
+            if obj.get("query") is not None:
+                if obj.get("text") is not None:
+                    raise InputError(where, None, "give the query as 'text' or as 'query' (PyTerrier's name), not both")
+                obj["text"] = obj.pop("query")
+            obj.pop("query", None)
+            for key in ("start", "end"):  # a DataFrame column with a missing value holds floats: 5.0 is 5
+                if isinstance(obj.get(key), float) and obj[key].is_integer():
+                    obj[key] = int(obj[key])
+            topic = topic_from_object(obj, where, None, resolve)
+        else:
+            raise TypeError(f"{where} must be a Topic, a dict (qid, text or query, ...) or a marked string "
+                            f"('... <m> mention </m> ...'), got {type(item).__name__}")
+        if topic.qid in seen:
+            raise InputError(where, None, f"duplicate query id {topic.qid!r} (first at {name}[{seen[topic.qid]}])")
+        if max_chars is not None:
+            topic = _clip(where, None, topic, max_chars, None)
+        seen[topic.qid] = position
+        topics.append(topic)
+    if not topics:
+        raise InputError(name, None, "no topics found")
+    return topics
+
+
+def _clip(path: Path | str, number: int | None, topic: Topic, max_chars: int, report: SkipReport | None) -> Topic:
     for t in (topic, *topic.examples):
         if t.end - t.start > max_chars:
             raise InputError(path, number, f"the marked mention has {t.end - t.start} characters (limit {max_chars})")
@@ -275,7 +364,8 @@ def _clip(path: Path, number: int, topic: Topic, max_chars: int, report: SkipRep
         clipped.examples = [clip_topic(e, max_chars) for e in topic.examples]
     changed = [t for t, c in zip([topic, *topic.examples], [clipped, *clipped.examples], strict=True) if c is not t]
     if changed:
-        message = (f"{path}:{number}: query {topic.qid!r} has {len(changed[0].text)} characters of text; clipped to "
+        where = f"{path}:{number}" if number is not None else str(path)
+        message = (f"{where}: query {topic.qid!r} has {len(changed[0].text)} characters of text; clipped to "
                    f"{max_chars} around the mention")
         log.warning(message)
         if report is not None:
