@@ -48,6 +48,7 @@ from hybrid.evaluation.comparison import (
 from hybrid.evaluation.judged import read_judged
 from hybrid.evaluation.measures import parse_measures
 from hybrid.recipes import Context, load_recipe, topics_kind
+from hybrid.recipes.plan import missing_error, search_plan
 from hybrid.sample import sample_paths
 
 DEFAULT_MEASURES = COMPARISON_MEASURES
@@ -132,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     context = Context(index=index, hits=args.hits, threads=args.threads, artifacts=args.artifacts)
+    plans = [p for p in (search_plan(r, getattr(index, "path", ""), args.artifacts) for r in recipes) if p]
+    if plans:  # every recipe's missing chain at once, then one line (exit 2)
+        print("\n".join(p.format() for p in plans), file=sys.stderr)
+        raise missing_error(plans[0])
     runs, seconds = run_recipes(recipes, topics, context)
     command = argv if argv is not None else sys.argv[1:]
     for recipe in recipes:

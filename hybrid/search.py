@@ -48,6 +48,7 @@ from hybrid.core.formats.topics import read_topics
 from hybrid.core.params import Param
 from hybrid.core.provenance import inputs, produced_by, search_options
 from hybrid.recipes import BUILDERS, Context, build_system, load_recipe
+from hybrid.recipes.plan import missing_error, search_plan
 from hybrid.recipes.registry import CommandLineSource
 from hybrid.retrieval.base import Retriever, Stage
 from hybrid.sample import SAMPLE, index_location, sample_paths
@@ -224,7 +225,12 @@ def build_system_of(args: argparse.Namespace, index) -> Stage:
     context = Context(index=index, hits=args.hits, threads=args.threads, progress=not args.quiet,
                       device=args.device, artifacts=Path(args.artifacts) if args.artifacts else None)
     if args.recipe:
-        return load_recipe(args.recipe).build(context)
+        recipe = load_recipe(args.recipe)
+        missing = search_plan(recipe, getattr(index, "path", ""), context.artifacts)
+        if missing is not None:  # the whole chain at once, then one line (exit 2)
+            print(missing.format(), file=sys.stderr)
+            raise missing_error(missing)
+        return recipe.build(context)
     context.plain_paths = True
     return build_system(search_system(args, index), context, CommandLineSource(None, "", OPTION_OF))
 

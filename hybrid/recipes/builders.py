@@ -18,7 +18,10 @@ The system types:
 Artifacts (trained models, dense indexes) are named by path in the recipe, relative to (and never leading
 outside: no ``..``, no absolute path elsewhere) the experiment's ``--artifacts DIR``
 (:attr:`hybrid.recipes.Context.artifacts`) or, failing that, the ``HYBRID_ARTIFACTS`` environment
-variable; a missing artifact is a ConfigError naming the
+variable, or, failing both, the model set the index was prepared with (``python -m hybrid.prepare``, see
+:mod:`hybrid.store.models`). A dense index the folder does not hold itself but its model set declares
+index-bound (``dense_indexes`` in its manifest) is the one of *this* index made by *that* encoder, found
+through the index (``<index>/dense-by-encoder/<fingerprint>``). A missing artifact is a ConfigError naming the
 recipe file and line *and the command that builds it*, raised when the recipe is built (before any
 retrieval starts), never a silent fallback. LTR models of a pipeline are trained with
 ``python -m hybrid.recipe_train <recipe>`` (see :mod:`hybrid.recipe_train`), on the output of exactly
@@ -50,13 +53,13 @@ from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, SafetyN
 from hybrid.retrieval.doc_context import PASSAGE_WEIGHT as SAFETY_PASSAGE_WEIGHT
 from hybrid.retrieval.rocchio import DEFAULT_FB_FIELDS, RocchioBM25
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS, MultiFieldBM25, PassageBM25
+from hybrid.store.models import ARTIFACTS_ENV, ModelSet, bound_dense_dir, linked_set
 from indexes.faiss_index import check_bound
 from indexes.sharded_index import ShardedIndex
 from ltr.featureset import load_featureset
 from ltr.model import TrainedModel
 from ltr.pipeline import LtrReranker
 
-ARTIFACTS_ENV = "HYBRID_ARTIFACTS"
 FEATURESET_DIRS = (Path(__file__).resolve().parent.parent / "configs" / "ltr",
                    Path(__file__).resolve().parent.parent.parent / "ltr" / "configs")
 
@@ -76,8 +79,12 @@ HOW_TO_BUILD = {
 
 
 def artifacts_dir(context: Context) -> Path | None:
+    """``--artifacts``, else ``$HYBRID_ARTIFACTS``, else the model set the context's index was prepared with."""
     base = getattr(context, "artifacts", None) or os.environ.get(ARTIFACTS_ENV)
-    return Path(base) if base else None
+    if base:
+        return Path(base)
+    linked = linked_set(getattr(context.index, "path", None))
+    return linked.path if linked is not None else None
 
 
 def inside(root: str | Path, value: str) -> Path | None:
@@ -101,7 +108,8 @@ def artifact_path(value: Any, key: str, kind: str, context: Context, source: Rec
     base = artifacts_dir(context)
     if base is None:
         raise source.error(key, f"{key} = {value!r} is relative to the artifacts directory: pass --artifacts DIR "
-                                f"or set {ARTIFACTS_ENV}")
+                                f"or set {ARTIFACTS_ENV}, or prepare the index with `python -m hybrid.prepare "
+                                f"RECIPE --index IDX`")
     path = inside(base, value)
     if path is None:
         raise source.error(key, f"{key} = {value!r} leads outside the artifacts directory {base}; an artifact path "
@@ -109,7 +117,9 @@ def artifact_path(value: Any, key: str, kind: str, context: Context, source: Rec
     if must_exist and not path.exists():
         recipe = source.path.stem if source.path else "<recipe>"
         raise source.error(key, f"{kind} artifact {path} does not exist; "
-                                + HOW_TO_BUILD[kind].format(value=value, recipe=recipe))
+                                + HOW_TO_BUILD[kind].format(value=value, recipe=recipe)
+                                + f" (or everything the recipe needs at once: `python -m hybrid.prepare {recipe} "
+                                  "--index IDX`)")
     return path
 
 
@@ -271,12 +281,43 @@ def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
             return ShardedDense(context.index, encoder=encoder, **options)
     if system["index"] is None:
         raise source.error("type", "a dense system needs 'index' (a dense index directory, an artifact)")
-    index = artifact_path(system["index"], "index", "dense", context, source)
+    index, bound_encoder = dense_index_of(system["index"], context, source)
+    if encoder is None and bound_encoder is not None:  # an index-bound dense index: queries by the set's encoder
+        encoder = bound_encoder
     with _config_errors(source, "index"):
         retriever = DenseRetriever(index, encoder, passage_weight=system["passage_weight"],
                                    combine=system["combine"], **options)
     check_bound(retriever.index, context.index)  # its rows must name the passages of the index searched
     return retriever
+
+
+def dense_index_of(value: Any, context: Context, source: RecipeSource) -> tuple[Path, Path | None]:
+    """The dense index a recipe's ``index = ...`` names, and the encoder its queries must use when it is the
+    index-bound one of a model set (None: the encoder the dense index records).
+
+    The artifacts folder's own copy wins (the older layout, ``ARTIFACTS/dense/ecbplus``); otherwise a model set
+    that declares ``value`` index-bound resolves it to the dense index of the context's index made by the set's
+    encoder. Neither: the missing-artifact error of :func:`artifact_path`."""
+    path = artifact_path(value, "index", "dense", context, source, must_exist=False)
+    if path.exists() or context.plain_paths:
+        return artifact_path(value, "index", "dense", context, source), None
+    model_set = ModelSet.open(artifacts_dir(context)) if artifacts_dir(context) is not None else None
+    encoder = model_set.dense_encoder(value) if model_set is not None else None
+    index_path = getattr(context.index, "path", None)
+    if encoder is not None and index_path is not None:
+        fingerprint = model_set.encoder_fingerprint(encoder)
+        if fingerprint is None:
+            raise source.error("index", f"the encoder {model_set.path / encoder} of model set {model_set.path} does "
+                                        f"not exist; make it with `python -m hybrid.prepare RECIPE --index "
+                                        f"{index_path}`")
+        bound = bound_dense_dir(index_path, fingerprint)
+        if not bound.exists():
+            raise source.error("index", f"dense artifact {bound} does not exist: the index {index_path} has no dense "
+                                        f"index made by the encoder {model_set.path / encoder} (fingerprint "
+                                        f"{fingerprint[:12]}); build it with `python -m hybrid.prepare RECIPE --index "
+                                        f"{index_path} --artifacts {model_set.path}`")
+        return bound, model_set.path / encoder
+    return artifact_path(value, "index", "dense", context, source), None
 
 
 @register("fuse", [Param("recipes", list, None, "the systems to fuse: recipe names or inline tables",

@@ -1,0 +1,110 @@
+"""``python -m hybrid.prepare``: make everything a recipe needs on an index, in order, after showing the plan.
+
+Examples::
+
+    # what hybrid-dense-net needs on my index, what exists, the steps and their time here; nothing is built
+    python -m hybrid.prepare hybrid-dense-net --index my-index --train labelled.jsonl \\
+        --train-topics queries.train.jsonl --train-qrels qrels.train.txt --dry-run
+    # build it all (resumable: run it again after an interruption), then search without --artifacts
+    python -m hybrid.prepare hybrid-dense-net --index my-index --train labelled.jsonl \\
+        --train-topics queries.train.jsonl --train-qrels qrels.train.txt
+    python -m hybrid.search --recipe hybrid-dense-net --index my-index --topics my-topics.jsonl
+    # a model set trained elsewhere (python -m hybrid.artifacts import): only this index's dense index is built
+    python -m hybrid.prepare hybrid-dense-net --index my-index --models 3f2a
+
+The plan walks the recipe (:mod:`hybrid.recipes.plan`): the encoder, the dense index of *this* index made by
+it, the LTR models trained on the stages before them, the reader. Models go to a model set in the store
+(``$HYBRID_CACHE/models``, keyed by the training data, the settings and the code version) or to ``--artifacts
+DIR``; the dense index goes into the index (``dense-by-encoder/<fingerprint>``), and the index records which
+set it was prepared with, so ``hybrid.search --recipe`` finds both without ``--artifacts``. When the labelled
+corpus is the target collection itself (ECB+'s ``corpus.jsonl`` for an index of ``corpus.raw.jsonl``) the
+models are trained in place, exactly as the documented command chain does; otherwise on a raw index of the
+labelled collection built in the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from hybrid.cli_common import make_parser, positive_int, run_cli
+from hybrid.core.errors import IndexMissingError, InputError
+from hybrid.recipes import load_recipe
+from hybrid.recipes.plan import TrainingConfig, make_plan, models_folder
+from hybrid.recipes.prepare_steps import open_model_set, run_plan
+from hybrid.recipes.training_data import labelled_files
+from hybrid.store.models import ModelSet, find_set, write_link
+from indexes.lucene import METADATA
+
+
+def parser() -> argparse.ArgumentParser:
+    p = make_parser("python -m hybrid.prepare", __doc__, epilog=True)
+    p.add_argument("recipe", help="bundled recipe name or recipe TOML path")
+    p.add_argument("--index", required=True, help="the hybrid index the recipe will search")
+    p.add_argument("--artifacts", help="model-set folder to use or fill (default: the store's set for the training "
+                                       "data, or the set the index was prepared with; $HYBRID_ARTIFACTS)")
+    p.add_argument("--models", help="a model set of the store by key (python -m hybrid.artifacts list), e.g. an "
+                                    "imported one: it is used instead of training")
+    p.add_argument("--train", help="labelled corpus JSONL (gold mentions with 'cluster') the models learn from")
+    p.add_argument("--train-topics", help="its training queries JSONL ('cluster' per query)")
+    p.add_argument("--train-qrels", help="their qrels")
+    p.add_argument("--train-name", help="name of the training set in the store (default: the corpus's folder)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan only")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument("--threads", type=positive_int, default=2)
+    p.add_argument("--device", help="torch device (default: the GPU when present)")
+    p.add_argument("--dense-base", default=TrainingConfig.dense_base,
+                   help="checkpoint the bi-encoder is fine-tuned from (local folder, cached HF name, or minilm)")
+    p.add_argument("--dense-steps", type=positive_int, default=TrainingConfig.dense_steps)
+    p.add_argument("--ltr-queries", type=positive_int,
+                   help="training queries of the LTR models (default: the recipe's)")
+    p.add_argument("--reader-steps", type=positive_int, default=TrainingConfig.reader_steps)
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def has_gpu() -> bool:
+    try:
+        import torch  # deferred: importing it is slow, and only the estimates' device depends on it
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    recipe = load_recipe(args.recipe)
+    index = Path(args.index)
+    if not (index / METADATA).is_file():
+        raise IndexMissingError(f"{index} is not a hybrid index (no {METADATA}); build it with "
+                                f"`python -m hybrid.index --corpus CORPUS --index {index}`")
+    config = TrainingConfig(dense_base=args.dense_base, dense_steps=args.dense_steps, ltr_queries=args.ltr_queries,
+                            reader_steps=args.reader_steps)
+    given = [args.train, args.train_topics, args.train_qrels]
+    if any(given) and not all(given):
+        raise InputError(None, None, "--train, --train-topics and --train-qrels go together (the labelled corpus, its "
+                                "training queries and their qrels)")
+    training = labelled_files(*given, index, args.train_name) if all(given) else None
+    models = find_set(args.models).path if args.models else models_folder(index, args.artifacts, training, config)
+    plan = make_plan(recipe, index, models, training, config, gpu=has_gpu())
+    if args.json:
+        print(json.dumps(plan.to_json(), indent=2))
+    else:
+        print(plan.format(), file=sys.stderr)
+    if args.dry_run:
+        return 0
+    started = time.time()
+    made = run_plan(plan, config, threads=args.threads, device=args.device, progress=not args.quiet,
+                    say=lambda line: print(line, file=sys.stderr))
+    if training is not None or ModelSet.open(models) is not None:  # searches of this index find the set
+        write_link(index, open_model_set(plan, config))
+    print(json.dumps({"recipe": recipe.name, "index": str(index), "models": str(models),
+                      "made": [s.kind for s in made], "seconds": round(time.time() - started, 1)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,166 @@
+"""python -m hybrid.prepare: the plan a recipe needs (dry run, search printing it), then building it on tiny models:
+trained on one collection and applied to another, resumable, found through the index without --artifacts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from prepare_kit import write_labels, write_other_collection, write_recipe, write_search_topics
+
+from features.annotate import LEGACY
+from hybrid.core.errors import ConfigError
+from hybrid.prepare import main as prepare_main
+from hybrid.recipes import load_recipe
+from hybrid.recipes.plan import TrainingConfig, make_plan, recipe_needs, search_plan
+from hybrid.search import main as search_main
+from hybrid.store.models import INDEX_LINK, ModelSet, list_sets
+from indexes.lucene import IndexConfig, build_index
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("HYBRID_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HYBRID_ARTIFACTS", raising=False)
+    return tmp_path / "cache" / "models"
+
+
+@pytest.fixture(scope="module")
+def labels(tiny_corpus, tmp_path_factory):
+    return write_labels(tiny_corpus, tmp_path_factory.mktemp("labels"))
+
+
+def other_index(tiny_corpus, folder, prefix):
+    corpus = write_other_collection(tiny_corpus, folder / f"{prefix}corpus.jsonl", prefix)
+    path = folder / f"{prefix}index"
+    build_index(IndexConfig(corpus=str(corpus), annotation=LEGACY), path, progress=False)
+    return path
+
+
+def train_args(labels, tiny_bert):
+    corpus, topics, qrels = labels
+    return ["--train", str(corpus), "--train-topics", str(topics), "--train-qrels", str(qrels),
+            "--dense-base", str(tiny_bert), "--dense-steps", "2", "--quiet", "--threads", "1"]
+
+
+def test_needs_walk_the_bundled_recipes():
+    needs = recipe_needs(load_recipe("hybrid-dense-reader"))
+    assert [(n.kind, n.path) for n in needs] == [("dense", "dense/ecbplus"), ("ltr", "ltr/hybrid-dense-net"),
+                                                 ("reader", "reader/ecbplus")]
+    assert needs[1].recipe == "hybrid-dense-net"
+    assert recipe_needs(load_recipe("multifield-net")) == []
+
+
+def test_dry_run_lists_the_whole_chain_and_builds_nothing(tiny_corpus, labels, tiny_bert, tmp_path, store, capsys):
+    target = other_index(tiny_corpus, tmp_path, "x-")
+    recipe = write_recipe(tmp_path)
+    assert prepare_main([str(recipe), "--index", str(target), *train_args(labels, tiny_bert), "--dry-run"]) == 0
+    plan = capsys.readouterr().err
+    kinds = ["raw index of the training collection", "bi-encoder dense/encoder", "dense index dense/tiny of the "
+             "training index", "LTR model ltr/tiny-dense-net", "dense index dense/tiny of this index"]
+    positions = [plan.index(k) for k in kinds]
+    assert positions == sorted(positions) and plan.count("MISSING") == 5
+    assert "python -m hybrid.train_dense" in plan and "min CPU" in plan
+    assert not store.exists() and not (target / INDEX_LINK).exists()
+
+
+def test_in_place_when_the_labelled_corpus_is_the_target(tiny_index, labels, tiny_bert, tmp_path, store, capsys):
+    recipe = write_recipe(tmp_path)
+    assert prepare_main([str(recipe), "--index", str(tiny_index), *train_args(labels, tiny_bert), "--dry-run",
+                         "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["training"]["split"] == "train"
+    assert [s["kind"] for s in plan["steps"]] == ["encoder", "dense-index", "ltr"]
+    assert all(s["detail"]["index"] == str(tiny_index) for s in plan["steps"])
+
+
+def test_search_prints_the_plan_at_once_and_exits_2(tiny_corpus, tmp_path, store, capsys):
+    target = other_index(tiny_corpus, tmp_path, "y-")
+    recipe = write_recipe(tmp_path)
+    topics = write_search_topics(tmp_path / "topics.jsonl", "y-")
+    with pytest.raises(ConfigError, match=r"lacks 3 artifact\(s\).*python -m hybrid.prepare tiny-dense-net"):
+        search_main(["--index", str(target), "--recipe", str(recipe), "--topics", str(topics),
+                     "--output", str(tmp_path / "run.trec")])
+    printed = capsys.readouterr().err
+    assert "bi-encoder dense/encoder" in printed and "LTR model ltr/tiny-dense-net" in printed
+
+
+def test_prepare_trains_elsewhere_applies_here_resumes_and_search_finds_it(tiny_corpus, labels, tiny_bert, tmp_path,
+                                                                          store, capsys):
+    target = other_index(tiny_corpus, tmp_path, "x-")
+    recipe = write_recipe(tmp_path)
+    assert prepare_main([str(recipe), "--index", str(target), *train_args(labels, tiny_bert)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["made"] == ["training-index", "encoder", "training-dense-index", "ltr", "dense-index"]
+    (model_set,) = list_sets(store)
+    assert set(model_set.manifest["models"]) == {"dense/encoder", "ltr/tiny-dense-net"}
+    assert model_set.manifest["dense_indexes"] == {"dense/tiny": {"encoder": "dense/encoder"}}
+    fingerprint = model_set.encoder_fingerprint("dense/encoder")
+    assert (target / "dense-by-encoder" / fingerprint[:16] / "dense-index.json").is_file()
+    assert json.loads((target / INDEX_LINK).read_text())["key"] == model_set.key
+    # a second run finds everything made: nothing is trained again
+    assert prepare_main([str(recipe), "--index", str(target), *train_args(labels, tiny_bert)]) == 0
+    assert json.loads(capsys.readouterr().out)["made"] == []
+    # the index's link is how search finds the models and the dense index: no --artifacts
+    topics = write_search_topics(tmp_path / "topics.jsonl", "x-")
+    run = tmp_path / "run.trec"
+    assert search_main(["--index", str(target), "--recipe", str(recipe), "--topics", str(topics), "--output",
+                        str(run), "--quiet"]) == 0
+    assert all(line.split()[2].startswith("x-") for line in run.read_text().splitlines())
+    # the same set on a third collection: only that index's dense index is built
+    third = other_index(tiny_corpus, tmp_path, "z-")
+    assert prepare_main([str(recipe), "--index", str(third), "--models", model_set.key[:8], "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["made"] == ["dense-index"]
+    topics = write_search_topics(tmp_path / "topics-z.jsonl", "z-")
+    assert search_main(["--index", str(third), "--recipe", str(recipe), "--topics", str(topics), "--output",
+                        str(tmp_path / "z.trec"), "--quiet"]) == 0
+    assert all(line.split()[2].startswith("z-") for line in (tmp_path / "z.trec").read_text().splitlines())
+    assert search_plan(load_recipe(str(recipe)), third, None) is None
+
+
+def test_a_dense_index_of_another_encoder_is_refused_naming_both(tiny_corpus, labels, tiny_bert, tmp_path, store,
+                                                                 capsys):
+    target = other_index(tiny_corpus, tmp_path, "x-")
+    recipe = write_recipe(tmp_path)
+    assert prepare_main([str(recipe), "--index", str(target), *train_args(labels, tiny_bert)]) == 0
+    (model_set,) = list_sets(store)
+    bound = target / "dense-by-encoder"
+    (folder,) = bound.iterdir()
+    # another set's encoder (more steps) whose fingerprint is made to point at this dense index
+    longer = train_args(labels, tiny_bert)
+    longer[longer.index("--dense-steps") + 1] = "3"
+    assert prepare_main([str(recipe), "--index", str(target), *longer]) == 0
+    other = [s for s in list_sets(store) if s.key != model_set.key][0]
+    other.manifest["models"]["dense/encoder"]["fingerprint"] = folder.name + "0" * 48
+    other.save()
+    topics = write_search_topics(tmp_path / "topics.jsonl", "x-")
+    with pytest.raises(ConfigError, match=r"query encoder .* is not the encoder this index was built with"):
+        search_main(["--index", str(target), "--recipe", str(recipe), "--topics", str(topics),
+                     "--output", str(tmp_path / "r.trec"), "--artifacts", str(other.path), "--quiet"])
+
+
+def test_training_config_is_the_documented_commands():
+    """prepare trains with the settings of the documented chain (train_dense's defaults and BENCHMARKS' flags)."""
+    from features.encoder import EncoderConfig
+    from hybrid.dense.train import TrainConfig
+    from hybrid.train_dense import parser
+
+    args = parser().parse_args(["--index", "i", "--corpus", "c", "--topics", "t", "--output", "o"])
+    defaults = TrainConfig()
+    assert (args.lr, args.weight_decay, args.warmup, args.scale, args.seed, args.checkpoint_every) == (
+        defaults.lr, defaults.weight_decay, defaults.warmup, defaults.scale, defaults.seed, defaults.checkpoint_every)
+    assert (args.pooling, args.context_weight) == (EncoderConfig().pooling, EncoderConfig().context_weight)
+    config = TrainingConfig()
+    assert (config.dense_steps, config.dense_batch_size, config.dense_negatives, config.dense_seed) == (
+        330, 8, "multifield", args.seed)
+
+
+def test_make_plan_needs_no_encoder_when_the_artifacts_folder_holds_the_dense_index(sparse_index, tiny_bert, tmp_path):
+    from features.encoder import BiEncoder
+    from indexes.faiss_index import build_dense_index
+
+    build_dense_index(sparse_index, BiEncoder.load(tiny_bert, device="cpu"), tmp_path / "dense" / "tiny",
+                      progress=False)
+    plan = make_plan(load_recipe(str(write_recipe(tmp_path))), sparse_index.path, tmp_path, None)
+    assert [(s.kind, s.done) for s in plan.steps] == [("dense-index", True), ("ltr", False)]
+    assert ModelSet.open(tmp_path) is None
