@@ -3,14 +3,18 @@
 Examples::
 
     # what hybrid-dense-net needs on my index, what exists, the steps and their time here; nothing is built
-    python -m hybrid.prepare hybrid-dense-net --index my-index --train labelled.jsonl \\
-        --train-topics queries.train.jsonl --train-qrels qrels.train.txt --dry-run
-    # build it all (resumable: run it again after an interruption), then search without --artifacts
-    python -m hybrid.prepare hybrid-dense-net --index my-index --train labelled.jsonl \\
-        --train-topics queries.train.jsonl --train-qrels qrels.train.txt
+    python -m hybrid.prepare hybrid-dense-net --index my-index --dry-run
+    # build it all, trained on the bundled default training set (ECB+ train topics); resumable after an
+    # interruption; then search without --artifacts
+    python -m hybrid.prepare hybrid-dense-net --index my-index
     python -m hybrid.search --recipe hybrid-dense-net --index my-index --topics my-topics.jsonl
+    # trained on labels of your own (docs/labelled-collections.md)
+    python -m hybrid.prepare hybrid-dense-net --index my-index --train my-labelled.jsonl
     # a model set trained elsewhere (python -m hybrid.artifacts import): only this index's dense index is built
     python -m hybrid.prepare hybrid-dense-net --index my-index --models 3f2a
+    # ECB+ dev as BENCHMARKS.md's command chain: the gold corpus of the indexed collection, trained in place
+    python -m hybrid.prepare hybrid-dense-net --index RAW --train $E/corpus.jsonl \\
+        --train-topics $E/queries.train.jsonl --train-qrels $E/qrels.train.txt
 
 The plan walks the recipe (:mod:`hybrid.recipes.plan`): the encoder, the dense index of *this* index made by
 it, the LTR models trained on the stages before them, the reader. Models go to a model set in the store
@@ -33,10 +37,10 @@ from pathlib import Path
 from hybrid.cli_common import make_parser, positive_int, run_cli
 from hybrid.core.errors import IndexMissingError, InputError
 from hybrid.recipes import load_recipe
-from hybrid.recipes.plan import TrainingConfig, make_plan, models_folder
+from hybrid.recipes.plan import TrainingConfig, explicit_artifacts, make_plan, models_folder
 from hybrid.recipes.prepare_steps import open_model_set, run_plan
-from hybrid.recipes.training_data import labelled_files
-from hybrid.store.models import ModelSet, find_set, write_link
+from hybrid.recipes.training_data import labelled_files, training_set
+from hybrid.store.models import ModelSet, find_set, linked_set, write_link
 from indexes.lucene import METADATA
 
 
@@ -48,9 +52,12 @@ def parser() -> argparse.ArgumentParser:
                                        "data, or the set the index was prepared with; $HYBRID_ARTIFACTS)")
     p.add_argument("--models", help="a model set of the store by key (python -m hybrid.artifacts list), e.g. an "
                                     "imported one: it is used instead of training")
-    p.add_argument("--train", help="labelled corpus JSONL (gold mentions with 'cluster') the models learn from")
-    p.add_argument("--train-topics", help="its training queries JSONL ('cluster' per query)")
-    p.add_argument("--train-qrels", help="their qrels")
+    p.add_argument("--train", help="the labelled collection the models learn from (docs/labelled-collections.md: "
+                                   "labelled passages JSONL or a queries-form folder; default: the bundled ECB+ "
+                                   "train topics)")
+    p.add_argument("--train-topics", help="with --train: its training queries JSONL ('cluster' per query), instead "
+                                          "of the queries derived from its labels")
+    p.add_argument("--train-qrels", help="with --train-topics: their qrels")
     p.add_argument("--train-name", help="name of the training set in the store (default: the corpus's folder)")
     p.add_argument("--dry-run", action="store_true", help="print the plan only")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -83,12 +90,19 @@ def main(argv: list[str] | None = None) -> int:
                                 f"`python -m hybrid.index --corpus CORPUS --index {index}`")
     config = TrainingConfig(dense_base=args.dense_base, dense_steps=args.dense_steps, ltr_queries=args.ltr_queries,
                             reader_steps=args.reader_steps)
-    given = [args.train, args.train_topics, args.train_qrels]
-    if any(given) and not all(given):
-        raise InputError(None, None, "--train, --train-topics and --train-qrels go together (the labelled corpus, its "
-                                "training queries and their qrels)")
-    training = labelled_files(*given, index, args.train_name) if all(given) else None
-    models = find_set(args.models).path if args.models else models_folder(index, args.artifacts, training, config)
+    training, models = None, None
+    if (args.train_topics or args.train_qrels) and not (args.train and args.train_topics and args.train_qrels):
+        raise InputError(None, None, "--train-topics and --train-qrels go with --train and each other (a labelled "
+                                     "corpus, its training queries and their qrels); or give --train alone")
+    if args.train_topics:
+        training = labelled_files(args.train, args.train_topics, args.train_qrels, index, args.train_name)
+    elif args.train:
+        training = training_set(args.train, index, args.train_name)
+    if args.models:
+        models = find_set(args.models).path
+    elif training is None and (explicit_artifacts(args.artifacts) or linked_set(index)) is None:
+        training = training_set(None, index, args.train_name)  # the bundled default training set
+    models = models or models_folder(index, args.artifacts, training, config)
     plan = make_plan(recipe, index, models, training, config, gpu=has_gpu())
     if args.json:
         print(json.dumps(plan.to_json(), indent=2))

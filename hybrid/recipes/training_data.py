@@ -15,11 +15,16 @@ import re
 from pathlib import Path
 
 from hybrid.core.errors import InputError
+from hybrid.core.formats.labelled import fingerprint as source_fingerprint
+from hybrid.core.formats.labelled import materialize_training_set
 from hybrid.recipes.plan import TrainingData, corpus_fingerprint
+from hybrid.store.models import store_root
 from indexes.lucene import METADATA
 from indexes.sparse_index import SparseIndex
 
 _NAME = re.compile(r"[^A-Za-z0-9._-]+")
+#: Where labelled collections are materialised (corpus, derived queries and qrels) in the store.
+TRAINING_SETS = "training-sets"
 
 
 def _lines(path: Path) -> int:
@@ -64,13 +69,29 @@ def same_collection(corpus: Path, index: str | Path) -> bool:
 
 def labelled_files(corpus: str | Path, topics: str | Path, qrels: str | Path, index: str | Path,
                    name: str | None = None) -> TrainingData:
-    """A labelled collection given as its three files, checked against the target index."""
+    """A labelled collection given as its three files (a corpus with clusters, its queries, their qrels), checked
+    against the target index: how the released ECB+ files are given, so that the models are those of the
+    documented chain."""
     paths = [Path(corpus), Path(topics), Path(qrels)]
     for path, option in zip(paths, ("--train", "--train-topics", "--train-qrels"), strict=True):
         if not path.is_file():
             raise InputError(path, None, f"does not exist ({option})")
     corpus, topics, qrels = paths
-    label = _NAME.sub("-", name or corpus.parent.name or corpus.stem).strip("-") or "training"
-    return TrainingData(name=label[:60], fingerprint=corpus_fingerprint(corpus, topics, qrels), corpus=corpus,
-                        topics=topics, qrels=qrels, passages=_lines(corpus), queries=_lines(topics),
-                        in_place=same_collection(corpus, index), split="train" if _has_split(corpus) else None)
+    return _training_data(corpus, topics, qrels, index, name or corpus.parent.name or corpus.stem,
+                          corpus_fingerprint(corpus, topics, qrels))
+
+
+def training_set(source: str | Path | None, index: str | Path, name: str | None = None) -> TrainingData:
+    """A labelled collection in any form :mod:`hybrid.core.formats.labelled` reads (``None``: the bundled default
+    training set, ECB+ train topics), its queries and qrels derived and materialised once in the store."""
+    folder = store_root() / TRAINING_SETS / source_fingerprint(source)[:16]
+    made = materialize_training_set(source, folder)
+    return _training_data(made.corpus, made.topics, made.qrels, index, name or made.name, made.fingerprint)
+
+
+def _training_data(corpus: Path, topics: Path, qrels: Path, index: str | Path, name: str,
+                   fingerprint: str) -> TrainingData:
+    label = _NAME.sub("-", name).strip("-") or "training"
+    return TrainingData(name=label[:60], fingerprint=fingerprint, corpus=corpus, topics=topics, qrels=qrels,
+                        passages=_lines(corpus), queries=_lines(topics), in_place=same_collection(corpus, index),
+                        split="train" if _has_split(corpus) else None)

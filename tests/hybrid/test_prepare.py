@@ -164,3 +164,17 @@ def test_make_plan_needs_no_encoder_when_the_artifacts_folder_holds_the_dense_in
     plan = make_plan(load_recipe(str(write_recipe(tmp_path))), sparse_index.path, tmp_path, None)
     assert [(s.kind, s.done) for s in plan.steps] == [("dense-index", True), ("ltr", False)]
     assert ModelSet.open(tmp_path) is None
+
+
+def test_without_train_the_bundled_set_and_with_train_alone_the_derived_queries(tiny_corpus, labels, tmp_path, store,
+                                                                                capsys):
+    target = other_index(tiny_corpus, tmp_path, "x-")
+    recipe = write_recipe(tmp_path)
+    assert prepare_main([str(recipe), "--index", str(target), "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["training"]["name"] == "ecbplus-train" and plan["training"]["passages"] > 9000
+    assert plan["steps"][0]["kind"] == "training-index" and plan["models"].startswith(str(store / "ecbplus-train-"))
+    assert prepare_main([str(recipe), "--index", str(target), "--train", str(labels[0]), "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["training"]["name"] == "labelled" and plan["training"]["queries"] > 0
+    assert plan["training"]["topics"] != str(labels[1])  # derived from the clusters, not the given file
