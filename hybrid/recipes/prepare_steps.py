@@ -129,23 +129,23 @@ def _ltr(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, th
 
 def _reader(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
             device: str | None, progress: bool) -> None:
-    # deferred: importing them loads numpy, torch
-    from hybrid.retrieval.sparse import MultiFieldBM25
-    from ltr.reader.data import build_training_queries, read_labelled_corpus, read_pool, write_pool
-    from ltr.reader.train import TrainConfig, train
+    from hybrid.retrieval.sparse import MultiFieldBM25  # deferred: importing it loads the JVM bridge
+    from ltr.reader import data as pools  # deferred: importing it loads numpy
+    from ltr.reader.train import TrainConfig, train  # deferred: importing it loads numpy, torch
 
     training = _training(plan)
     pool = model_set.path / WORK / "reader-pool.jsonl"
     if not pool.is_file():
         index = SparseIndex(step.detail["index"])
-        corpus = read_labelled_corpus(training.corpus, (training.split,) if training.split else None)
-        queries = build_training_queries(training.topics, corpus, MultiFieldBM25(index), progress=progress,
-                                         mention_records=index.mention_records)
-        write_pool(queries, pool, {"corpus": str(training.corpus), "queries": str(training.topics),
-                                   "index": str(index.path), "retriever": "multifield", "depth": 30})
+        corpus = pools.read_labelled_corpus(training.corpus, (training.split,) if training.split else None)
+        queries = pools.build_training_queries(training.topics, corpus, MultiFieldBM25(index), progress=progress,
+                                               mention_records=index.mention_records)
+        pools.write_pool(queries, pool, {"corpus": str(training.corpus), "queries": str(training.topics),
+                                         "index": str(index.path), "retriever": "multifield", "depth": 30})
     base = model_set.path / step.detail["encoder"]
     reader_config = TrainConfig(base_model=str(base), steps=config.reader_steps, lr=config.reader_lr)
-    train(read_pool(pool), reader_config, model_set.path / step.detail["relpath"], device=device, progress=progress)
+    train(pools.read_pool(pool), reader_config, model_set.path / step.detail["relpath"], device=device,
+          progress=progress)
     model_set.record_model(step.detail["relpath"], "reader", base=step.detail["encoder"], trained_on=training.name,
                            steps=config.reader_steps)
 
