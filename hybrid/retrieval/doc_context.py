@@ -95,6 +95,25 @@ class DocumentVectors:
         """Cosine similarity of the query vector with every document (rows are unit length)."""
         return np.asarray((self.matrix @ query_vector.T).todense()).ravel()
 
+    def similarities_many(self, queries: list[tuple[str | None, str]]) -> np.ndarray:
+        """:meth:`similarities` of many ``(doc_id, text)`` queries at once: ``[len(queries), documents]``.
+
+        One sparse product for the batch instead of one per query (and one ``transform`` for the texts whose
+        document is not indexed). Each entry is summed exactly as in :meth:`similarities` (over the document
+        row's terms, in the same order), so the values are the same bit for bit.
+        """
+        from scipy.sparse import vstack
+
+        if not queries:
+            return np.zeros((0, len(self.doc_ids)), dtype=np.float32)
+        texts = [i for i, (doc_id, _) in enumerate(queries) if doc_id is None or doc_id not in self.row_of]
+        transformed = self.vectorizer.transform([queries[i][1] for i in texts]) if texts else None
+        where = {i: n for n, i in enumerate(texts)}
+        parts = [transformed[where[i]] if i in where else self.matrix[self.row_of[doc_id]]
+                 for i, (doc_id, _) in enumerate(queries)]
+        stacked = vstack(parts, format="csr").astype(self.matrix.dtype)
+        return np.asarray((self.matrix @ stacked.T).todense()).T
+
 
 _VECTORS: dict[str, DocumentVectors] = {}
 
@@ -147,19 +166,26 @@ class SafetyNet(Retriever):
         mention_run = self.base.search(topics, depth)
         passage_run = self.passage_retriever.search(topics, depth) if self.passage_weight > 0 else {}
         vectors = document_vectors(self.index) if self.doc_weight > 0 or self.expand_docs > 0 else None
-        return {t.qid: self._combine(t, mention_run.get(t.qid, []), passage_run.get(t.qid, []), vectors, k)
-                for t in topics}
+        owns = [self.index.exclude_doc(t) for t in topics]
+        sims = vectors.similarities_many([(own, t.text) for own, t in zip(owns, topics, strict=True)]) \
+            if vectors is not None else None
+        return {t.qid: self._combine(t, mention_run.get(t.qid, []), passage_run.get(t.qid, []), vectors, k,
+                                     owns[i], sims[i] if sims is not None else None)
+                for i, t in enumerate(topics)}
 
     def _combine(self, topic: Topic, mention_hits: list[Hit], passage_hits: list[Hit],
-                 vectors: DocumentVectors | None, k: int) -> list[Hit]:
+                 vectors: DocumentVectors | None, k: int, own: str | None = None,
+                 sims: np.ndarray | None = None) -> list[Hit]:
         pw = self.passage_weight
         mention, passage = _minmax(mention_hits), _minmax(passage_hits)
         spans = {h.docid: h for h in mention_hits}
         candidates = set(mention) | set(passage)
         doc_score: dict[str, float] = {}
         if vectors is not None:
-            own = self.index.exclude_doc(topic)
-            sims = vectors.similarities(vectors.query_vector(own, topic.text))
+            if sims is None:
+                own = self.index.exclude_doc(topic)
+                sims = vectors.similarities(vectors.query_vector(own, topic.text))
+            sims = np.array(sims)  # a copy: the own document is set to -inf below
             if own in vectors.row_of:
                 sims[vectors.row_of[own]] = -np.inf  # the query's own document is never a candidate
             if self.expand_docs:

@@ -93,6 +93,18 @@ def test_document_vectors_join_a_documents_passages_in_sentence_order(net_index)
     assert sims[vectors.row_of["c"]] > sims[vectors.row_of["d"]]
 
 
+def test_batched_similarities_equal_one_query_at_a_time(net_index):
+    """similarities_many is the per-query product for a batch: indexed documents and free texts, bit for bit."""
+    vectors = DocumentVectors.from_passages(list(stored_passages(net_index)))
+    queries = [("q", ""), (None, "earthquake in Yushu"), ("c", "ignored"), ("unknown-doc", "interest rates bank")]
+    batched = vectors.similarities_many(queries)
+    assert batched.shape == (4, len(vectors.doc_ids))
+    for row, (doc_id, text) in zip(batched, queries, strict=True):
+        assert row.tolist() == vectors.similarities(vectors.query_vector(doc_id, text)).tolist()
+    assert batched[1, vectors.row_of["q"]] > 0 and batched[3, vectors.row_of["d"]] > 0
+    assert vectors.similarities_many([]).shape == (0, len(vectors.doc_ids))
+
+
 def test_bad_weights_are_refused(net_index):
     from hybrid.core.errors import ConfigError
     from hybrid.retrieval.sparse import MultiFieldBM25
