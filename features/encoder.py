@@ -471,7 +471,8 @@ class BiEncoder:
     def encode_units(self, units: list[Unit], side: str, batch_size: int = 64, progress: bool = False,
                      desc: str | None = None, passages: bool = False, spans: bool = True
                      ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-        """float32 vectors, one row per span (or per span-less unit); batches sorted by length.
+        """float32 vectors, one row per span (or per span-less unit); batches sorted by length, and a token
+        sequence that occurs several times (a repeated sentence) goes through the model once.
 
         ``passages``: also return one *passage vector* per unit (``[len(units), hidden]``): the unit's text
         without markers, cut at ``passage_max_tokens``, mean-pooled and L2-normalised, i.e. what the
@@ -486,14 +487,22 @@ class BiEncoder:
             sequences, n_rows = self._plain_sequences([u.text for u in units]), 0
         else:
             raise ValueError("spans=False needs passages=True")
-        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i].ids))
+        # identical token sequences (repeated sentences) run through the model once
+        copies: dict[tuple[int, ...], list[int]] = {}
+        for i, seq in enumerate(sequences):
+            copies.setdefault(tuple(seq.ids), []).append(i)
+        unique = sorted(copies.values(), key=lambda members: len(sequences[members[0]].ids))
         out = np.zeros((n_rows, self.dim), dtype=np.float32)
         plain = np.zeros((len(units) if passages else 0, self.hidden), dtype=np.float32)
         bar = tqdm(total=len(units), desc=desc or f"encode {side}s", unit=side, disable=not progress)
         done_units = 0
-        for b in range(0, len(order), batch_size):
-            batch = [sequences[i] for i in order[b : b + batch_size]]
-            hidden, mask = self._hidden(model, batch)
+        for b in range(0, len(unique), batch_size):
+            groups = unique[b : b + batch_size]
+            hidden, mask = self._hidden(model, [sequences[members[0]] for members in groups])
+            batch = [sequences[i] for members in groups for i in members]
+            if len(batch) > len(groups):  # every copy pools from its representative's hidden states
+                at = torch.tensor([g for g, members in enumerate(groups) for _ in members], device=hidden.device)
+                hidden, mask = hidden[at], mask[at]
             vectors, rows = self._pool(batch, hidden, mask)
             if rows:
                 out[rows] = vectors.float().cpu().numpy()
@@ -502,7 +511,7 @@ class BiEncoder:
                 if mine:
                     at = torch.tensor(mine, device=hidden.device)
                     plain[[batch[i].passage for i in mine]] = self._mean(hidden[at], mask[at]).float().cpu().numpy()
-            step = round(len(units) * (b + len(batch)) / len(order)) - done_units
+            step = round(len(units) * (b + len(groups)) / len(unique)) - done_units
             bar.update(step)
             done_units += step
         bar.close()

@@ -220,14 +220,16 @@ def _new_faiss(index_type: str, dim: int, hnsw_m: int, ef_construction: int):
 
 
 def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path, index_type: str = "flat",
-                      hnsw_m: int = 32, ef_construction: int = 200, batch_size: int = 64, chunk: int = 512,
+                      hnsw_m: int = 32, ef_construction: int = 200, batch_size: int = 64, chunk: int = 4096,
                       overwrite: bool = False, progress: bool = True, limit: int | None = None,
                       passage_vectors: bool = True) -> dict:
     """Encode every passage of ``index`` once (a vector per candidate mention) and write a dense index.
 
     ``passage_vectors``: also store one unmarked, mean-pooled vector per passage (``passages.faiss``), taken
     from the same forward pass where it can be. ``limit`` keeps only the first N passages (tests and quick
-    experiments; recorded in the metadata).
+    experiments; recorded in the metadata). Passages are encoded ``chunk`` at a time, each chunk's sequences
+    sorted by length into batches: the larger the chunk, the less padding (on ECB+ 512 padded 21% more tokens
+    than there are, 4096 about 3%), at the cost of holding a chunk's token ids and vectors in memory.
     """
     import faiss
 

@@ -96,6 +96,25 @@ def test_batching_does_not_change_vectors(encoder):
                                encoder.encode_units(units, "passage", batch_size=64), atol=1e-5)
 
 
+def test_a_repeated_sentence_runs_through_the_model_once(encoder):
+    """Identical token sequences share one forward pass; each copy still gets its own rows and passage vector."""
+    seen: list[int] = []
+    hook = encoder.passage_model.register_forward_pre_hook(
+        lambda module, args, kwargs: seen.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True)
+    try:
+        same = Unit("Reid entered rehab on Tuesday.", [(0, 4), (5, 12)])
+        other = Unit("Lohan checked into a clinic.", [(0, 5)])
+        vectors, plain = encoder.encode_units([same, other, same], "passage", passages=True)
+    finally:
+        hook.remove()
+    assert sum(seen) == 2  # three units, two distinct sequences
+    alone, alone_plain = encoder.encode_units([same], "passage", passages=True)
+    np.testing.assert_allclose(vectors[:2], alone, atol=1e-5)
+    np.testing.assert_allclose(vectors[3:], alone, atol=1e-5)
+    np.testing.assert_allclose(plain[[0, 2]], np.vstack([alone_plain, alone_plain]), atol=1e-5)
+    assert vectors.shape[0] == 5 and not np.allclose(vectors[2], vectors[0])
+
+
 def test_save_load_round_trip_and_fingerprint(tmp_path, encoder):
     saved = tmp_path / "enc"
     encoder.save(saved)
@@ -156,3 +175,4 @@ def test_passage_vectors_are_the_unmarked_mean_of_the_whole_text(tiny_bert, conf
     np.testing.assert_allclose(enc.encode_texts([u.text for u in units]), plain, atol=1e-5)
     # the query side of passage vectors: the sentence without markers, whatever mark_query says
     np.testing.assert_allclose(enc.encode_texts([u.text for u in units], "query"), plain, atol=1e-5)
+
