@@ -6,7 +6,10 @@ A dense index directory (by default ``<hybrid index>/dense/``) holds::
                        FAISS type, counts, the hybrid index it was built from, versions, timings
     vectors.faiss      faiss.write_index of IndexFlatIP (default) or IndexHNSWFlat (inner product)
     rows.npy           int32 [n, 4]: passage number, mention start, end (-1 = whole passage), kind code
-    passages.json      passage ids, their document numbers and the document ids
+    passages.json      passage ids, their document numbers and the document ids (and, since issue 39, a
+                       short hash of every passage's text, ``text_hash``: a query sentence that is an
+                       indexed passage's text then takes that passage's stored vector instead of a forward
+                       pass; indexes without it encode every query sentence, as before)
     passages.faiss     optional: one *passage vector* per passage, row i = passage i of passages.json
                        (IndexFlatIP): the passage text without markers, mean-pooled by the same encoder,
                        i.e. what the off-the-shelf sentence encoder gives the passage; recorded under
@@ -201,6 +204,11 @@ def check_bound(dense: DenseIndex | Mapping[str, Any] | str | Path, sparse: Any)
                     "`python -m hybrid.index_dense --index %s --overwrite` to bind it", name, folder, folder)
 
 
+def text_hash(text: str) -> str:
+    """A short hash of a passage's text (blake2b, 8 bytes, hex): equal texts, equal hashes."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
 def faiss_has_gpu() -> bool:
     import faiss
 
@@ -279,7 +287,8 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
             faiss.write_index(plain, str(tmp / PASSAGE_VECTORS))
         np.save(tmp / ROWS, np.asarray(rows, dtype=np.int32).reshape(-1, 4))
         docs = list(doc_numbers)
-        table = {"ids": [p.id for p in passages], "doc": [doc_numbers[p.doc_id] for p in passages], "docs": docs}
+        table = {"ids": [p.id for p in passages], "doc": [doc_numbers[p.doc_id] for p in passages], "docs": docs,
+                 "text_hash": [text_hash(p.text) for p in passages]}
         (tmp / PASSAGE_TABLE).write_text(json.dumps(table, ensure_ascii=False) + "\n", encoding="utf-8")
         files = dense_file_records(tmp, (VECTORS, ROWS, PASSAGE_TABLE, PASSAGE_VECTORS))
         metadata = {
@@ -461,6 +470,11 @@ class DenseIndex:
         self.passage_doc = np.asarray(table["doc"], dtype=np.int32)
         self.doc_ids: list[str] = table["docs"]
         _check_rows(self.path / ROWS, self.rows, len(self.passage_ids))
+        #: per passage, :func:`text_hash` of its text (None in indexes built before it was recorded)
+        self.text_hashes: list[str] | None = table.get("text_hash")
+        if self.text_hashes is not None and len(self.text_hashes) != len(self.passage_ids):
+            raise _damaged(self.path / PASSAGE_TABLE,
+                           f"{len(self.text_hashes)} text hashes for {len(self.passage_ids)} passages")
         self.doc_number = {d: i for i, d in enumerate(self.doc_ids)}
         self.passage_number = {p: i for i, p in enumerate(self.passage_ids)}
         self.row_passage = np.asarray(self.rows[:, 0])
@@ -542,6 +556,14 @@ class DenseIndex:
                                     "`python -m hybrid.index_dense`")
         k = min(k, int(self.passage_vectors.ntotal))
         return self.passage_vectors.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+
+    def stored_passage_number(self, passage_id: str | None, text: str) -> int | None:
+        """The number of the indexed passage ``passage_id`` when its text is ``text`` (by :func:`text_hash`), so
+        that its stored passage vector is that text's vector; None when unknown, different or not recorded."""
+        if self.text_hashes is None or self.passage_vectors is None or not passage_id:
+            return None
+        number = self.passage_number.get(passage_id)
+        return number if number is not None and self.text_hashes[number] == text_hash(text) else None
 
     def passage_exact_scores(self, query: np.ndarray, numbers: np.ndarray) -> np.ndarray:
         """Inner products of one query-sentence vector with passage vectors, in float64 (see exact_scores)."""

@@ -105,12 +105,7 @@ class DenseRetriever(Retriever):
         started = time.perf_counter()
         vectors = self.encoder.encode_queries(topics, batch_size=self.batch_size, progress=self.progress)
         self.last_query_vectors = vectors
-        sentences = None
-        if self.uses_passage_vectors:
-            sentences = self.encoder.encode_texts([t.text for t in topics], "query", batch_size=self.batch_size)
-            if sentences.shape[1] != self.index.passage_vectors.d:
-                raise ValueError(f"{self.index.path}: passage vectors have {self.index.passage_vectors.d} dimensions, "
-                                 f"the encoder's sentences {sentences.shape[1]}")
+        sentences = self.query_sentences(topics) if self.uses_passage_vectors else None
         encoded = time.perf_counter()
         owns = np.array([self.index.doc_number.get(self.own_doc(t) or "", -1) for t in topics])
         kinds = [KIND_CODES.get(self.query_kind(t)) if self.same_kind else None for t in topics]
@@ -139,6 +134,30 @@ class DenseRetriever(Retriever):
                                                      kinds[qi] or None, k, nearest[qi])
         self.last_timing = {"encode": encoded - started, "search": time.perf_counter() - encoded}
         return run
+
+    def query_sentences(self, topics: list[Topic]) -> np.ndarray:
+        """The unmarked query sentences' vectors (compared with the passage vectors).
+
+        A sentence that is the text of an indexed passage (query by example: the topic names its passage and the
+        text hash matches) takes that passage's stored vector: with one model for both sides it is the same
+        forward pass over the same tokens, so encoding it again would only repeat the work (the two agree to
+        float rounding, ~1e-7). Other sentences, or an encoder with separate query and passage models, are encoded.
+        """
+        index, encoder = self.index, self.encoder
+        if index.passage_vectors.d != encoder.hidden:
+            raise ValueError(f"{index.path}: passage vectors have {index.passage_vectors.d} dimensions, "
+                             f"the encoder's sentences {encoder.hidden}")
+        out = np.zeros((len(topics), encoder.hidden), dtype=np.float32)
+        stored = {}
+        if encoder.query_model is encoder.passage_model:
+            stored = {i: n for i, t in enumerate(topics)
+                      if (n := index.stored_passage_number(t.passage_id, t.text)) is not None}
+        if stored:
+            out[list(stored)] = index.passage_vectors.reconstruct_batch(np.fromiter(stored.values(), dtype=np.int64))
+        rest = [i for i in range(len(topics)) if i not in stored]
+        if rest:
+            out[rest] = encoder.encode_texts([topics[i].text for i in rest], "query", batch_size=self.batch_size)
+        return out
 
     def _with_passages(self, query: np.ndarray, sentence: np.ndarray, mention_hits: list[Hit], own: int,
                        kind: int | None, k: int, nearest: np.ndarray | None = None) -> list[Hit]:

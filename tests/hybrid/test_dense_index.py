@@ -389,3 +389,29 @@ def test_search_cli_passes_an_encoder_name_to_the_loader(tmp_path, tiny_index, d
                                "--output", str(tmp_path / "d.trec"), "--quiet"])
     assert rc != 0
     assert "'no-such/encoder' is neither a local folder nor a cached Hugging Face model" in capsys.readouterr().err
+
+
+def test_a_query_sentence_that_is_an_indexed_passage_takes_its_stored_vector(dense_dir, encoder, sparse_index,
+                                                                              monkeypatch):
+    """Query by example: the sentence's vector is the passage's stored one (no second forward pass), equal to
+    encoding it within float rounding; a text that differs from the indexed passage's is encoded."""
+    retriever = DenseRetriever(dense_dir, encoder, k=5, same_kind=False)
+    text = sparse_index.passage_text("b2:0")
+    topics = [Topic("same", text, 0, 9, passage_id="b2:0"), Topic("edited", text + " Really.", 0, 9, passage_id="b2:0"),
+              Topic("free", text, 0, 9, doc_id="b2")]  # the same own document, no passage named
+    index = retriever.index
+    assert index.text_hashes is not None and index.stored_passage_number("b2:0", text) == index.passage_number["b2:0"]
+    assert index.stored_passage_number("b2:0", text + " Really.") is None
+    assert index.stored_passage_number(None, text) is None
+    encoded: list[str] = []
+    original = retriever.encoder.encode_texts
+    monkeypatch.setattr(retriever.encoder, "encode_texts",
+                        lambda texts, *a, **kw: (encoded.extend(texts), original(texts, *a, **kw))[1])
+    sentences = retriever.query_sentences(topics)
+    assert encoded == [text + " Really.", text]  # the first topic took the stored vector
+    np.testing.assert_allclose(sentences[0], sentences[2], atol=1e-5)
+    np.testing.assert_array_equal(sentences[0], index.passage_vectors.reconstruct(index.passage_number["b2:0"]))
+    monkeypatch.undo()
+    run = retriever.search(topics, 5)
+    assert [h.docid for h in run["same"]] == [h.docid for h in run["free"]]
+    assert [h.score for h in run["same"]] == pytest.approx([h.score for h in run["free"]], abs=1e-5)
