@@ -311,6 +311,7 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
             "passages_per_second": round(len(passages) / encode_seconds, 2) if encode_seconds else None,
             "batch_size": batch_size,
             "device": encoder.device,
+            "precision": getattr(encoder, "precision", "fp32"),
             **produced_by(),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "build_seconds": round(time.time() - started, 2),

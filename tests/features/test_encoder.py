@@ -176,3 +176,18 @@ def test_passage_vectors_are_the_unmarked_mean_of_the_whole_text(tiny_bert, conf
     # the query side of passage vectors: the sentence without markers, whatever mark_query says
     np.testing.assert_allclose(enc.encode_texts([u.text for u in units], "query"), plain, atol=1e-5)
 
+
+@pytest.mark.parametrize("precision, bound", [("bf16", 0.05), ("fp16", 0.01)])
+def test_half_precision_inference_stays_within_its_stated_tolerance(tiny_bert, precision, bound):
+    """bf16 / fp16 autocast (inference only): unit vectors within ``bound`` (max abs) of fp32, cosine >= 0.99."""
+    enc = BiEncoder.load(tiny_bert, device="cpu")
+    units = [Unit(f"Reid entered rehab number {i} on Tuesday {'again ' * i}.", [(0, 4), (5, 12)]) for i in range(6)]
+    exact, exact_plain = enc.encode_units(units, "passage", passages=True)
+    half, half_plain = enc.set_precision(precision).encode_units(units, "passage", passages=True)
+    assert half.dtype == np.float32 and half.shape == exact.shape
+    for a, b in ((exact, half), (exact_plain, half_plain)):
+        diff = float(np.abs(a - b).max())
+        assert 0 < diff < bound  # half precision really ran, and stays within the bound
+        assert float((a * b).sum(axis=1).min()) > 0.99
+    with pytest.raises(ConfigError):
+        enc.set_precision("int4")
