@@ -1,6 +1,7 @@
 """Issue 38, item 7: ``python -m hybrid.recipes list`` says which recipes need artifacts and which are recommended
 for raw text with and without training, aligned whatever the name length; both come from the recipes' own
-declarations (``artifacts``, ``recommended``), which are checked here against the README and each other."""
+declarations (``artifacts``, ``recommended``), which are checked here against the recipe table of docs/recipes.md
+and each other."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from hybrid.recipes.__main__ import list_table
 from hybrid.recipes.__main__ import main as recipes_main
 from hybrid.recipes.builders import HOW_TO_BUILD
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+RECIPES_DOC = Path(__file__).resolve().parents[3] / "docs" / "recipes.md"
 
 
 def _listed(capsys) -> list[str]:
@@ -55,10 +56,10 @@ def test_alignment_holds_for_any_name_length():
     assert lines[-1] == f"recommended for a very long setting name, with training: {'x' * 45} (needs artifacts: ltr)"
 
 
-def _artifacts_in_readme() -> dict[str, set[str]]:
-    """recipe -> artifacts, from the README's recipe table (its last column)."""
+def _artifacts_in_recipes_doc() -> dict[str, set[str]]:
+    """recipe -> artifacts, from the recipe table of docs/recipes.md (its last column)."""
     table = {}
-    for line in README.read_text(encoding="utf-8").splitlines():
+    for line in RECIPES_DOC.read_text(encoding="utf-8").splitlines():
         match = re.match(r"\| `([a-z0-9-]+)` \|.*\| ([a-z, -]+) \|$", line)
         if match:
             table[match[1]] = set() if match[2].strip() == "-" else {a.strip() for a in match[2].split(",")}
@@ -77,13 +78,13 @@ def _referenced(value) -> list[str]:
     return []
 
 
-def test_declared_artifacts_agree_with_the_readme_the_builders_and_the_recipes_they_build_on():
-    readme = _artifacts_in_readme()
+def test_declared_artifacts_agree_with_the_recipes_doc_the_builders_and_the_recipes_they_build_on():
+    documented = _artifacts_in_recipes_doc()
     for name in bundled_recipes():
         recipe = load_recipe(name)
         declared = set(recipe.artifacts)
         assert declared <= set(HOW_TO_BUILD), name
-        assert readme[name] == declared, name
+        assert documented[name] == declared, name
         assert not (recipe.ci and declared), f"{name}: a CI recipe builds without artifacts"
         for inner in _referenced(recipe.system):
             assert set(load_recipe(inner).artifacts) <= declared, f"{name} builds on {inner}"
