@@ -207,7 +207,7 @@ def _mine_negatives(index, queries: list[TrainQuery], topics: dict[str, Topic], 
                 if hit.mention_start is not None:
                     span = p.span_index(hit.mention_start, hit.mention_end)
                 else:
-                    same = [i for i, k in enumerate(p.kinds) if k == q.kind] or list(range(len(p.spans)))
+                    same = [i for i, k in enumerate(p.kinds) if q.kind and k == q.kind] or list(range(len(p.spans)))
                     span = rng.choice(same) if same else None
                 if span is not None:
                     q.negatives.append((hit.docid, span))

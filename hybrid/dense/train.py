@@ -93,7 +93,9 @@ def _batch(data: TrainingSet, indices: list[int], rng: random.Random, same_kind:
     targets, masks = [], []
     for q, (pos, _) in zip(queries, picks, strict=True):
         target = offsets[pos[0]] + pos[1]
-        mask = [r != target and (clusters[r] == q.cluster or (same_kind and q.kind and kinds[r] and kinds[r] != q.kind))
+        # a query or candidate without a kind is of any kind (kind is optional in topics): never masked for it
+        mask = [bool(r != target and (clusters[r] == q.cluster
+                                      or (same_kind and q.kind and kinds[r] and kinds[r] != q.kind)))
                 for r in range(row)]
         targets.append(target)
         masks.append(mask)

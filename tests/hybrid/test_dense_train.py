@@ -94,3 +94,19 @@ def test_separate_encoders_train(tmp_path, tiny_bert, toy_data):
     train(toy_data, tmp_path / "sep", config(tiny_bert, steps=2), EncoderConfig(shared=False), progress=False)
     assert (tmp_path / "sep" / "query" / "model.safetensors").is_file()
     assert (tmp_path / "sep" / "passage" / "model.safetensors").is_file()
+
+
+def test_topics_without_kind_train_as_any_kind(tmp_path, tiny_bert, tiny_corpus, sparse_index):
+    """``kind`` is optional in topics: a query without one is of any kind (no candidate is masked for its kind;
+    before, the mask held None and the loss raised TypeError)."""
+    from dataclasses import replace
+
+    corpus = write_labelled_corpus(tiny_corpus, tmp_path / "labelled.jsonl")
+    topics = [replace(t, kind=None) for t in toy_topics(corpus)]
+    data = build_training_set(sparse_index, corpus, topics, negatives="bm25", top=10, progress=False)
+    query_units, passage_units, targets, masks = _batch(data, list(range(len(data.queries))), random.Random(0), True)
+    assert all(isinstance(m, bool) for row in masks for m in row)
+    assert not any(m for row, t in zip(masks, targets, strict=True) for m in row[t:t + 1])  # the target stays
+    assert torch.isfinite(torch.tensor(fixed_loss(BiEncoder.load(tiny_bert, device="cpu"), data)))
+    summary = train(data, tmp_path / "model", config(tiny_bert, steps=2), progress=False)
+    assert summary["steps_done"] == 2
