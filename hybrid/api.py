@@ -27,7 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hybrid.core.formats.qrels import read_qrels
+from hybrid.core.errors import InputError
+from hybrid.core.formats.qrels import check_qrels, read_qrels
 from hybrid.core.formats.runs import read_run, read_spans, sorted_hits, write_run_set
 from hybrid.core.formats.topics import is_marked, read_topics, topics_from_records
 from hybrid.core.provenance import produced_by
@@ -52,7 +53,14 @@ class Run(dict):
 
     def __init__(self, hits: Mapping[str, list[Hit]] | None = None, topics: list[Topic] | None = None,
                  name: str | None = None, index=None):
-        super().__init__({qid: sorted_hits(list(h)) for qid, h in (hits or {}).items()})
+        if hits is not None and not isinstance(hits, Mapping):
+            raise TypeError(f"Run() takes a mapping {{qid: [Hit, ...]}}, got {type(hits).__name__} (read a run file "
+                            "with hybrid.Run.read(path))")
+        for qid, found in (hits or {}).items():
+            if not isinstance(qid, str) or isinstance(found, str | bytes) or not isinstance(found, Iterable):
+                raise TypeError(f"Run() takes {{qid: [Hit, ...]}} with str query ids, got {type(qid).__name__} -> "
+                                f"{type(found).__name__}")
+        super().__init__({qid: _checked_hits(qid, h) for qid, h in (hits or {}).items()})
         self.topics = list(topics) if topics is not None else None
         self.name = name
         self.index = index  # where the mention text of each hit's span is looked up (see fill_mentions)
@@ -126,6 +134,11 @@ class Run(dict):
     def write(self, path: str | Path, spans: str | Path | None = None, tag: str | None = None,
               meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Publish the run (+ spans JSONL) and its ``.meta.json`` like the CLIs do; returns the meta."""
+        if not isinstance(path, str | Path) or (spans is not None and not isinstance(spans, str | Path)):
+            raise TypeError(f"Run.write() takes file paths, got {type(path).__name__}")
+        for what, where in (("path", path), ("spans", spans)):
+            if where is not None and (Path(where).is_dir() or str(where).endswith(("/", "\\"))):
+                raise InputError(where, None, f"is a directory; Run.write() {what} names a file to write")
         self.fill_mentions()
         record = {"model": self.name, "queries": len(self), "written_by": "hybrid.api", **produced_by()}
         record.update(meta or {})
@@ -149,6 +162,16 @@ def fill_mentions(run: Mapping[str, list[Hit]], index) -> None:
             if hit.mention_start is not None and not hit.mention_text:
                 text = index.passage_text(hit.docid)
                 hit.mention_text = text[hit.mention_start : hit.mention_end] if text else None
+
+
+def _checked_hits(qid: str, hits: Iterable[Any]) -> list[Hit]:
+    """The hits of one query, best first; anything but a :class:`Hit` is refused (TypeError naming the query)."""
+    hits = list(hits)
+    wrong = [h for h in hits if not isinstance(h, Hit)]
+    if wrong:
+        raise TypeError(f"Run(): the hits of query {qid!r} must be hybrid.Hit objects, got {type(wrong[0]).__name__} "
+                        f"{wrong[0]!r:.60}")
+    return sorted_hits(hits)
 
 
 def _missing(value: Any) -> bool:
@@ -208,7 +231,10 @@ def topics(source: str | Path | Iterable | Topic | Mapping = SAMPLE, index=None)
 def qrels(source: str | Path | Mapping = SAMPLE) -> dict[str, dict[str, int]]:
     """Qrels ``{qid: {docno: relevance}}`` from a TREC qrels file or ``"sample"`` (a dict is returned as it is)."""
     if isinstance(source, Mapping):
-        return dict(source)
+        return check_qrels(source)
+    if not isinstance(source, str | Path):
+        raise TypeError(f"qrels must be a qrels file, 'sample' or a mapping {{qid: {{docid: relevance}}}}, got "
+                        f"{type(source).__name__}")
 
     return read_qrels(sample_path("qrels", source))
 
@@ -293,6 +319,9 @@ def evaluate(run: Mapping[str, list[Hit]] | str | Path, qrels_source: str | Path
 
     if isinstance(run, str | Path):
         run = Run.read(run)
+    elif not isinstance(run, Mapping):
+        raise TypeError(f"run must be a hybrid.Run, a mapping {{qid: [Hit, ...]}} or a TREC run file, got "
+                        f"{type(run).__name__}")
     names = parse_measures(list(measures))
     labels = qrels(qrels_source)
     groups = run.groups() if by_kind and isinstance(run, Run) else None
