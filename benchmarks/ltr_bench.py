@@ -127,7 +127,7 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     from hybrid.core.formats.qrels import read_qrels
     from hybrid.core.formats.topics import read_topics
-    from hybrid.core.provenance import file_digest
+    from hybrid.core.provenance import file_digest, index_sha256
     from hybrid.retrieval.sparse import PassageBM25
     from indexes.sparse_index import SparseIndex
     from ltr.ablation import ablate, format_ablation
@@ -155,7 +155,7 @@ def main(argv=None) -> int:
     for split, tlist in (("train", topics["train"]), ("dev", dev_topics)):
         run, run_path, spans_path, secs = first_stage(index, tlist, split, cache)
         runs[split] = run
-        keys[split] = {"index": str(Path(args.index).resolve()), "run": file_digest(run_path, missing_ok=False),
+        keys[split] = {"index_sha256": index_sha256(args.index), "run": file_digest(run_path, missing_ok=False),
                        "spans": file_digest(spans_path, missing_ok=False),
                        "topics": file_digest(data / f"queries.{split}.jsonl", missing_ok=False)}
         if secs:

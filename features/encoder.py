@@ -342,6 +342,10 @@ class BiEncoder:
             raise RuntimeError("encoder has no fingerprint until it is saved")
         return self._fingerprint
 
+    def artifact_record(self) -> dict[str, Any]:
+        """What a run's meta records of this encoder (see :func:`hybrid.core.provenance.used_artifacts`)."""
+        return {"kind": "encoder", "path": self.source, "fingerprint": self._fingerprint}
+
     def describe(self) -> dict[str, Any]:
         return {"path": self.source, "fingerprint": self.fingerprint, "config": asdict(self.config), "dim": self.dim}
 

@@ -22,6 +22,38 @@ def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = No
     except (InputError, ConfigError, IndexMissingError, FileExistsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except Exception as error:  # noqa: BLE001 - only Lucene's own damage reports are turned into a line
+        damage = lucene_damage(error)
+        if damage is None:
+            raise
+        print(f"error: {damage}", file=sys.stderr)
+        return 2
+
+
+#: Java exceptions by which Lucene reports a damaged index when a query reads it (postings, stored fields, doc
+#: values): a file corrupted or truncated after the index was opened. Any other Java exception is a bug.
+LUCENE_DAMAGE = ("CorruptIndexException", "EOFException", "IndexFormatTooOldException",
+                 "IndexFormatTooNewException", "NoSuchFileException", "FileNotFoundException")
+
+
+def lucene_damage(error: BaseException) -> str | None:
+    """One line for a Java exception (through pyjnius) by which Lucene says an index file is damaged; its message
+    names the file (``resource=...``). None for anything else."""
+    if type(error).__module__.split(".")[0] != "jnius":
+        return None
+    detail = (getattr(error, "innermessage", None) or str(error)).strip().splitlines()
+    if detail and "is not equal to completedTaskCount" in detail[0]:  # Anserini's batch search lost a task's error
+        return (f"Lucene failed on some queries ({detail[0].strip()[:120]}); the index may be damaged: check it with "
+                "HYBRID_VERIFY=full (every Lucene file's checksum is verified on open) or rebuild it with "
+                "`python -m hybrid.index --index IDX --overwrite`")
+    names = [str(getattr(error, "classname", "") or "")]
+    names += [line.split(":")[0].strip() for line in (getattr(error, "stacktrace", None) or [])
+              if "Exception" in str(line).split(":")[0]]
+    if not any(name.rsplit(".", 1)[-1] in LUCENE_DAMAGE for name in names):
+        return None
+    detail = detail[0] if detail else type(error).__name__
+    return (f"Lucene found a damaged index file while searching ({names[0].rsplit('.', 1)[-1]}: {detail[:300]}); "
+            "rebuild the index with `python -m hybrid.index --index IDX --overwrite`")
 
 
 # -- parsers ---------------------------------------------------------------------------------------------------
@@ -63,6 +95,8 @@ def _number(text: str, kind: type, what: str) -> int | float:
         raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
     if kind is float and (value != value or abs(value) == float("inf")):
         raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+    if kind is int and abs(value) >= 2**31:  # counts reach Java ints and int32 arrays, where they would overflow
+        raise argparse.ArgumentTypeError(f"must be {what} below 2**31 (2147483648), got {text!r}")
     return value
 
 

@@ -35,7 +35,7 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
-from hybrid.core.provenance import inputs, produced_by
+from hybrid.core.provenance import inputs, produced_by, used_artifacts
 from hybrid.core.records import Run, Topic
 from hybrid.evaluation.comparison import (
     COMPARISON_MEASURES,
@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
             "queries": len(topics), "seconds": round(seconds[recipe.name], 2), "model": recipe.name,
             "recipe": {"name": recipe.name, "file": str(recipe.source.path), "system": recipe.system},
             "index": str(index.path), "hits": args.hits, "argv": command, **produced_by(),
-            "inputs": inputs(topics_path, index.path, qrels=qrels_path)})
+            "inputs": inputs(topics_path, index.path, qrels=qrels_path, index=index),
+            "artifacts": used_artifacts(context.built.get(recipe.name))})
     compared = compare(runs, qrels, groups, baseline, measures, judged)
     write_per_query(out / "per_query.tsv", compared["per_query"], groups)
     table = format_markdown(compared["results"], baseline, measures, seconds, len(topics))

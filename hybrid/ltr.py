@@ -49,7 +49,7 @@ from hybrid.core.errors import ConfigError, InputError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
-from hybrid.core.provenance import file_digest, produced_by
+from hybrid.core.provenance import file_digest, index_sha256, produced_by
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
 
@@ -176,7 +176,9 @@ class Inputs:
             log.warning("%d topics have no hits in %s (e.g. %s)", len(missing), self.paths["run"], missing[:3])
 
     def key(self, index_path: Path) -> dict:
-        return {"index": str(Path(index_path).resolve()),
+        """What a cached feature matrix was made from: the index by its manifest's sha256 (a rebuilt index at the
+        same path must not reuse the old index's features; a moved one may), the input files by theirs."""
+        return {"index_sha256": index_sha256(index_path),
                 **{k: file_digest(v, missing_ok=False) for k, v in self.paths.items() if k != "qrels"}}
 
     def matrix(self, args: argparse.Namespace, resources, names: list[str], options: dict | None = None):

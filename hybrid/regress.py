@@ -25,7 +25,7 @@ from features.annotate import AnnotationConfig
 from hybrid.cli_common import make_parser, run_cli
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
-from hybrid.core.formats.config import read_config_text
+from hybrid.core.formats.config import read_config_text, toml_loads
 from indexes.lucene import IndexConfig, build_index
 
 KEYS = {"name", "description", "index", "corpus", "topics", "qrels", "tolerance", "hits", "recipes", "expected",
@@ -41,7 +41,7 @@ def _resolve(base: Path, value: str) -> str:
 
 def load(path: Path) -> dict:
     try:
-        data = tomllib.loads(read_config_text(path))
+        data = toml_loads(read_config_text(path), path)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, None, f"invalid TOML: {exc}") from None
     unknown = set(data) - KEYS

@@ -46,7 +46,7 @@ from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.params import Param
-from hybrid.core.provenance import inputs, produced_by, search_options
+from hybrid.core.provenance import inputs, produced_by, search_options, used_artifacts
 from hybrid.recipes import BUILDERS, Context, build_system, load_recipe
 from hybrid.recipes.plan import missing_error, search_plan
 from hybrid.recipes.registry import CommandLineSource
@@ -311,8 +311,10 @@ def main(argv: list[str] | None = None) -> int:
         "queries_per_second": round(len(topics) / elapsed, 1) if elapsed > 0 else None,
         "model": args.model, "index": str(index.path), "argv": sys.argv[1:] if argv is None else argv,
     }
-    provenance = {"config": search_options(args), "inputs": inputs(topics_path, index.path, qrels=qrels_path),
-                  "index_metadata": index.metadata.get("config"), **produced_by()}
+    provenance = {"config": search_options(args), "inputs": inputs(topics_path, index.path, qrels=qrels_path,
+                                                                   index=index),
+                  "index_metadata": index.metadata.get("config"), "artifacts": used_artifacts(retriever),
+                  **produced_by()}
     for name, component in components.items():
         spans = component_path(output, name, ".spans.jsonl") if args.spans else None
         if spans:

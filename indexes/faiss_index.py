@@ -50,7 +50,7 @@ from tqdm import tqdm
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
 from hybrid.core.provenance import METADATA as SPARSE_METADATA
-from hybrid.core.provenance import file_digest, produced_by
+from hybrid.core.provenance import file_digest, produced_by, verify_mode
 from hybrid.core.records import KIND_CODES, KIND_NAMES
 
 if TYPE_CHECKING:
@@ -357,26 +357,10 @@ def _read_dense_metadata(folder: Path) -> dict[str, Any]:
 
 # -- damaged files: sizes and checksums recorded at build time, checked on open ---------------------------
 
-#: ``HYBRID_VERIFY=full``: every open re-hashes the dense index's files (default: sizes only, which catches a
-#: truncated or extended file; a same-size corruption is caught by the full check, or by the shape checks below).
-VERIFY_ENV = "HYBRID_VERIFY"
-VERIFY_MODES = ("fast", "full")
-
-
 def dense_file_records(folder: Path, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     """``{file: {"bytes", "sha256"}}`` of a dense index's data files (recorded in its metadata at build time)."""
     return {name: {"bytes": (folder / name).stat().st_size, "sha256": file_digest(folder / name)}
             for name in names if (folder / name).is_file()}
-
-
-def verify_mode(verify: str | None = None) -> str:
-    """``fast`` (sizes) or ``full`` (sizes and sha256): the argument, else ``$HYBRID_VERIFY``, else fast."""
-    import os
-
-    mode = (verify or os.environ.get(VERIFY_ENV) or "fast").strip().lower()
-    if mode not in VERIFY_MODES:
-        raise ConfigError(None, None, f"{VERIFY_ENV}={mode!r}: choose one of {', '.join(VERIFY_MODES)}")
-    return mode
 
 
 def verify_dense_files(folder: Path, metadata: Mapping[str, Any], verify: str | None = None) -> None:
@@ -503,6 +487,11 @@ class DenseIndex:
             if self.passage_vectors.ntotal != n:
                 raise IndexMissingError(f"{self.path}: {self.passage_vectors.ntotal} passage vectors for {n} passages; "
                                         "rebuild it")
+
+    def artifact_record(self) -> dict[str, Any]:
+        """What a run's meta records of this index (see :func:`hybrid.core.provenance.used_artifacts`)."""
+        return {"kind": "dense_index", "path": str(self.path), "fingerprint": file_digest(self.path / DENSE_METADATA),
+                "source_index": self.metadata.get("source_index", {}).get("path")}
 
     @property
     def encoder_info(self) -> dict:

@@ -143,8 +143,11 @@ def build_index(
         collections = tmp / "_collections"
         (collections / PASSAGES).mkdir(parents=True)
         (collections / MENTIONS).mkdir(parents=True)
+        # a pipe or FIFO cannot be read twice: hash what is read (a regular file is hashed as a file, as before)
+        streamed = None if Path(config.corpus).is_file() else hashlib.sha256()
         passages = read_corpus(
-            config.corpus, skip_bad=report, empty_means_unannotated=config.annotation.empty_means_unannotated
+            config.corpus, skip_bad=report, empty_means_unannotated=config.annotation.empty_means_unannotated,
+            digest=streamed,
         )
         counts = {"passages": 0, "documents": 0, "mentions": 0, "gold_mentions": 0, "auto_mentions": 0}
         doc_sizes: dict[str, int] = {}
@@ -178,7 +181,7 @@ def build_index(
             "kind": "hybrid-sparse-index",
             "config": config.to_json(),
             "annotation_sources": annotator.sources(),
-            "corpus_sha256": file_sha256(config.corpus),
+            "corpus_sha256": streamed.hexdigest() if streamed is not None else file_sha256(config.corpus),
             "counts": counts,
             "max_doc_passages": max(doc_sizes.values()),
             "fields": list(MENTION_INDEX_FIELDS),

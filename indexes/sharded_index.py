@@ -40,7 +40,7 @@ from hybrid.core.ray_engine import Engine, get_engine
 from hybrid.core.records import Hit
 from indexes.faiss_index import DENSE_DIR, DenseIndex, best_mention_per_passage, check_bound
 from indexes.lucene import MENTIONS, PASSAGES, parse_mention_doc_id
-from indexes.shards import is_sharded, read_manifest
+from indexes.shards import is_sharded, read_manifest_and_digest
 from indexes.sparse_index import SparseIndex
 
 SEARCHER_CLASS = "io.hybrid.lucene.GlobalStatsSearcher"
@@ -381,7 +381,7 @@ class ShardedIndex(SparseIndex):
 
     def __init__(self, path: str | Path, engine: str | Engine = "local", threads: int | None = None):
         self.path = Path(path)
-        self.metadata = read_manifest(self.path)
+        self.metadata, self.manifest_sha256 = read_manifest_and_digest(self.path)
         self.engine = get_engine(engine)
         dirs = [str((self.path / shard["name"]).resolve()) for shard in self.metadata["shards"]]
         if self.engine.parallel:

@@ -42,7 +42,7 @@ from hybrid.core.atomic import atomic_directory, atomic_write, remove_stale_buil
 from hybrid.core.errors import ConfigError, IndexMissingError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import SkipReport
-from hybrid.core.provenance import produced_by
+from hybrid.core.provenance import produced_by, verify_mode
 from hybrid.core.ray_engine import get_engine
 from hybrid.core.records import KIND_CODES, Mention, Passage
 from indexes.faiss_index import (
@@ -100,17 +100,103 @@ def open_one_index(path: str | Path, command: str) -> SparseIndex:
     return SparseIndex(path)
 
 
-def read_manifest(path: str | Path) -> dict[str, Any]:
+def read_manifest(path: str | Path, verify: str | None = None) -> dict[str, Any]:
+    """The manifest of a sharded index, verified (see :func:`read_manifest_and_digest`)."""
+    return read_manifest_and_digest(path, verify)[0]
+
+
+def read_manifest_and_digest(path: str | Path, verify: str | None = None) -> tuple[dict[str, Any], str]:
+    """The manifest and the sha256 of the bytes it was read from (what a run records: the index it read, even
+    when the index is rebuilt while it runs).
+
+    The manifest of a sharded index, verified against the shards on disk before anything uses them.
+
+    Always: the manifest's shape, shard names that stay inside the folder, the shard set (as many as the
+    config says, no shard folder the manifest does not list), every shard's counts against its own
+    ``hybrid-index.json`` and the totals, and the size of every file the manifest lists (a truncated or
+    replaced segment). ``verify="full"`` (or ``HYBRID_VERIFY=full``) also re-hashes every file
+    (:func:`verify_shards`). A problem is one :class:`IndexMissingError` naming the shard and the file.
+    """
     path = Path(path)
     if not (path / MANIFEST).is_file():
         raise IndexMissingError(f"{path} is not a sharded hybrid index (no {MANIFEST})")
-    manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    where = path / MANIFEST
+    try:
+        raw = where.read_bytes()
+        manifest = json.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _bad_manifest(where, f"unreadable ({type(exc).__name__}: {exc})") from None
+    _check_manifest(path, manifest)
     for shard in manifest["shards"]:
-        where = path / shard["name"]
+        folder = path / shard["name"]
         for part in (METADATA, PASSAGES, MENTIONS):
-            if not (where / part).exists():
-                raise IndexMissingError(f"shard {where} lacks {part}; rebuild the sharded index")
-    return manifest
+            if not (folder / part).exists():
+                raise IndexMissingError(f"shard {folder} lacks {part}; rebuild the sharded index")
+        _check_shard(folder, shard)
+    if verify_mode(verify) == "full":
+        problems = verify_shards(path, manifest)
+        if problems:
+            raise _bad_manifest(where, f"{len(problems)} file(s) differ from their recorded sha256: "
+                                       f"{'; '.join(problems[:3])}")
+    return manifest, hashlib.sha256(raw).hexdigest()
+
+
+def _bad_manifest(where: Path, problem: str) -> IndexMissingError:
+    return IndexMissingError(f"{where}: damaged sharded index ({problem}); rebuild it with "
+                             f"`python -m hybrid.index --shards N --index {where.parent} --overwrite`")
+
+
+def _check_manifest(path: Path, manifest: Any) -> None:
+    """The manifest's shape and its shard set (see :func:`read_manifest`)."""
+    where = path / MANIFEST
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("shards"), list) or not manifest["shards"]:
+        raise _bad_manifest(where, "not an object with a non-empty 'shards' list")
+    names = []
+    for i, shard in enumerate(manifest["shards"]):
+        if not isinstance(shard, dict) or not isinstance(shard.get("name"), str):
+            raise _bad_manifest(where, f"shards[{i}] is not an object with a 'name'")
+        name = shard["name"]
+        if Path(name).name != name or name in ("", ".", "..") or "\\" in name:
+            raise _bad_manifest(where, f"shard name {name!r} leads outside the index folder")
+        if not all(isinstance(shard.get(key), int) and not isinstance(shard.get(key), bool) for key in COUNT_KEYS):
+            raise _bad_manifest(where, f"shards[{i}] lacks integer counts {', '.join(COUNT_KEYS)}")
+        if not isinstance(shard.get("files", {}), dict):
+            raise _bad_manifest(where, f"shards[{i}].files is not an object")
+        names.append(name)
+    if len(set(names)) != len(names):
+        raise _bad_manifest(where, "a shard is listed twice")
+    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    if config.get("shards") is not None and config["shards"] != len(names):
+        raise _bad_manifest(where, f"{len(names)} shards listed, the config says {config['shards']}")
+    extra = sorted(p.name for p in path.glob("shard-*") if p.is_dir() and p.name not in names)
+    if extra:
+        raise _bad_manifest(where, f"shard folder(s) {', '.join(extra)} not in the manifest")
+    totals = manifest.get("counts")
+    if isinstance(totals, dict):
+        for key in COUNT_KEYS:
+            if totals.get(key) is not None and totals[key] != sum(s[key] for s in manifest["shards"]):
+                raise _bad_manifest(where, f"the total {key} {totals[key]} is not the sum over the shards")
+
+
+def _check_shard(folder: Path, shard: dict[str, Any]) -> None:
+    """One shard against its manifest entry: its own counts and the size of every file listed."""
+    meta_file = folder / METADATA
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _bad_manifest(meta_file, f"unreadable shard metadata ({type(exc).__name__})") from None
+    counts = meta.get("counts") if isinstance(meta, dict) else None
+    if not isinstance(counts, dict) or any(counts.get(k) != shard[k] for k in COUNT_KEYS):
+        raise _bad_manifest(meta_file, f"the shard's counts differ from those {MANIFEST} records for {shard['name']}")
+    for rel, record in shard.get("files", {}).items():
+        file = folder / rel
+        if not isinstance(record, dict) or ".." in Path(rel).parts or Path(rel).is_absolute():
+            raise _bad_manifest(folder.parent / MANIFEST, f"bad file entry {rel!r} of {shard['name']}")
+        if not file.is_file():
+            raise _bad_manifest(file, "missing")
+        if file.stat().st_size != record.get("bytes"):
+            raise _bad_manifest(file, f"{file.stat().st_size} bytes, {record.get('bytes')} recorded (truncated or "
+                                      "replaced)")
 
 
 # -- passages through files: the split format --------------------------------------------------------------
@@ -128,7 +214,8 @@ def passage_from_json(obj: dict[str, Any]) -> Passage:
     )
 
 
-def split_corpus(config: IndexConfig, n_shards: int, folder: Path, report: SkipReport | None) -> list[Path]:
+def split_corpus(config: IndexConfig, n_shards: int, folder: Path, report: SkipReport | None,
+                 digest: Any = None) -> list[Path]:
     """Validate the corpus (one streaming pass) and write each shard's documents, one document per line.
 
     Returns the per-shard document files. Memory: the document -> shard map, then one shard's lines at a time.
@@ -140,7 +227,8 @@ def split_corpus(config: IndexConfig, n_shards: int, folder: Path, report: SkipR
     handles = [open(p, "w", encoding="utf-8") for p in passage_files]
     try:
         passages = read_corpus(
-            config.corpus, skip_bad=report, empty_means_unannotated=config.annotation.empty_means_unannotated
+            config.corpus, skip_bad=report, empty_means_unannotated=config.annotation.empty_means_unannotated,
+            digest=digest,
         )
         for passage in passages:
             shard = assigned.get(passage.doc_id)
@@ -262,10 +350,10 @@ def checksum_tree(root: Path) -> dict[str, Any]:
     return {"bytes": sum(f["bytes"] for f in files.values()), "sha256": digest, "files": files}
 
 
-def verify_shards(path: str | Path) -> list[str]:
+def verify_shards(path: str | Path, manifest: dict[str, Any] | None = None) -> list[str]:
     """Problems found re-hashing every shard against the manifest (empty when intact)."""
     path = Path(path)
-    manifest = read_manifest(path)
+    manifest = manifest if manifest is not None else read_manifest(path)
     problems = []
     for shard in manifest["shards"]:
         found = checksum_tree(path / shard["name"])
@@ -304,7 +392,9 @@ def build_sharded_index(
     timings: dict[str, float] = {}
     report = SkipReport() if skip_bad else None
     with atomic_directory(output, overwrite=overwrite) as tmp:
-        doc_files = split_corpus(config, n_shards, tmp / SPLIT, report)
+        # a pipe or FIFO cannot be read twice: hash what is read (a regular file is hashed as a file, as before)
+        streamed = None if Path(config.corpus).is_file() else hashlib.sha256()
+        doc_files = split_corpus(config, n_shards, tmp / SPLIT, report, streamed)
         timings["split"] = round(time.time() - started, 2)
 
         mark = time.time()
@@ -330,7 +420,7 @@ def build_sharded_index(
         timings["index"] = round(time.time() - mark, 2)
 
         mark = time.time()
-        corpus_sha = file_sha256(config.corpus)
+        corpus_sha = streamed.hexdigest() if streamed is not None else file_sha256(config.corpus)
         made = produced_by(("ray",))
         shards = []
         for i in range(n_shards):

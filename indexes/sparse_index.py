@@ -2,19 +2,47 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from functools import cached_property, lru_cache
 from pathlib import Path
 
 from features.annotate import AnnotationConfig, Annotator, MentionRecord
-from hybrid.core.errors import IndexMissingError
+from hybrid.core.errors import ConfigError, IndexMissingError, InputError
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.jvm import pyserini_searcher_class, start_jvm
+from hybrid.core.provenance import verify_mode
 from hybrid.core.records import Passage, Topic
 from indexes.lucene import MENTIONS, METADATA, PASSAGES, docref
 
 log = logging.getLogger(__name__)
+
+
+def check_metadata_shape(where: Path, metadata: object) -> None:
+    """Refuse a ``hybrid-index.json`` of the wrong shape (what opening and searching read from it) up front, with
+    one line naming it, instead of a KeyError or TypeError at the first query."""
+    from dataclasses import fields  # deferred: only here
+
+    fix = f"rebuild the index with `python -m hybrid.index --index {where.parent} --overwrite`"
+    if not isinstance(metadata, dict):
+        raise IndexMissingError(f"{where}: not a hybrid index description (a JSON object); {fix}")
+    config = metadata.get("config")
+    annotation = config.get("annotation") if isinstance(config, dict) else None
+    if not isinstance(annotation, dict):
+        raise IndexMissingError(f"{where}: no 'config.annotation' object; {fix}")
+    known = {f.name for f in fields(AnnotationConfig)}
+    unknown = sorted(set(annotation) - known)
+    if unknown:
+        raise IndexMissingError(f"{where}: unknown annotation option(s) {', '.join(map(repr, unknown))} in "
+                                f"'config.annotation'; {fix}")
+    counts = metadata.get("counts")
+    if counts is not None and (not isinstance(counts, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts.values())):
+        raise IndexMissingError(f"{where}: 'counts' is not an object of counts; {fix}")
+    most = metadata.get("max_doc_passages")
+    if most is not None and (isinstance(most, bool) or not isinstance(most, int) or not 0 < most < 2**31):
+        raise IndexMissingError(f"{where}: 'max_doc_passages' must be a positive 32-bit integer, got {most!r}; {fix}")
 
 
 class SparseIndex:
@@ -30,11 +58,16 @@ class SparseIndex:
                 f"{self.path} is not a complete hybrid index (no {METADATA}); rebuild it with `python -m hybrid.index`"
             )
         try:
-            self.metadata = json.loads(meta.read_text(encoding="utf-8"))
+            raw = meta.read_bytes()
+            #: sha256 of the manifest as read when the index was opened: the index a run really searched, even
+            #: when a rebuild replaces the folder while the run goes on (its open Lucene files stay the old ones)
+            self.manifest_sha256 = hashlib.sha256(raw).hexdigest()
+            self.metadata = json.loads(raw.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise IndexMissingError(
                 f"{meta} is corrupt ({exc}); {self.path} is not a complete hybrid index, rebuild it"
             ) from None
+        check_metadata_shape(meta, self.metadata)
         for part in (PASSAGES, MENTIONS):
             if not (self.path / part).is_dir():
                 raise IndexMissingError(f"{self.path} lacks its {part}/ Lucene index; rebuild it")
@@ -42,8 +75,35 @@ class SparseIndex:
         searcher_class = pyserini_searcher_class()
         self.passages = self._open_lucene(searcher_class, PASSAGES)
         self.mentions = self._open_lucene(searcher_class, MENTIONS)
+        if verify_mode() == "full":
+            for part in (PASSAGES, MENTIONS):
+                self._check_integrity(part)
         self._passage_cache = lru_cache(maxsize=65536)(self._load_passage)
         self._doc_passages = lru_cache(maxsize=8192)(self._load_document_passage_ids)
+
+    def _check_integrity(self, part: str) -> None:
+        """Every file of one Lucene index against its checksum footer (Lucene's ``checkIntegrity``): a byte changed
+        in postings or stored fields is otherwise only found, if ever, by the query that reads it."""
+        from jnius import autoclass
+
+        paths = autoclass("java.nio.file.Paths")
+        directory = autoclass("org.apache.lucene.store.FSDirectory").open(paths.get(str(self.path / part)))
+        try:
+            reader = autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
+            try:
+                for leaf in reader.leaves().toArray():
+                    leaf.reader().checkIntegrity()
+            finally:
+                reader.close()
+        except Exception as exc:  # noqa: BLE001 - jnius.JavaException: a checksum or structure mismatch
+            problem = (getattr(exc, "innermessage", None) or str(exc)).strip().splitlines()
+            problem = problem[0].removeprefix("JVM exception occurred: ")[:300] if problem else type(exc).__name__
+            corpus = self.metadata.get("config", {}).get("corpus", "CORPUS")
+            raise IndexMissingError(
+                f"index {self.path} is damaged: its {part}/ fails Lucene's checksum check ({problem}); rebuild it "
+                f"with `python -m hybrid.index --corpus {corpus} --index {self.path} --overwrite`") from None
+        finally:
+            directory.close()
 
     def _open_lucene(self, searcher_class, part: str):
         """Open one Lucene index; a damaged one (CorruptIndexException, EOF, ...) says which and how to rebuild."""
@@ -60,7 +120,16 @@ class SparseIndex:
 
     @cached_property
     def annotation_config(self) -> AnnotationConfig:
-        return AnnotationConfig(**self.metadata["config"]["annotation"])
+        try:
+            return AnnotationConfig(**self.metadata["config"]["annotation"])
+        except InputError as exc:
+            if exc.path is not None:
+                raise
+            raise ConfigError(self.path / METADATA, None, f"config.annotation: {exc.reason}") from None
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(self.path / METADATA, None, f"config.annotation is not a valid annotation config "
+                                                          f"({exc}); rebuild the index with `python -m hybrid.index "
+                                                          f"--index {self.path} --overwrite`") from None
 
     @cached_property
     def annotator(self) -> Annotator:

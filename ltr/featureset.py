@@ -39,7 +39,7 @@ from pathlib import Path
 from features.pairs import registry
 from features.pairs.registry import configured, group_features, lookup, unavailable
 from hybrid.core.errors import ConfigError
-from hybrid.core.formats.config import read_config_text
+from hybrid.core.formats.config import read_config_text, toml_loads
 
 NORMALISATIONS = ("none", "zscore", "minmax", "log1p", "query_zscore", "query_minmax")
 TOP_KEYS = {"name", "description", "groups", "providers"}
@@ -198,7 +198,7 @@ def load_featureset(path: str | Path) -> FeatureSet:
         raise ConfigError(path, None, "feature set file does not exist")
     text = read_config_text(path)
     try:
-        data = tomllib.loads(text)
+        data = toml_loads(text, path)
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"line (\d+)", str(exc))
         raise ConfigError(path, int(match.group(1)) if match else None, f"invalid TOML: {exc}") from None

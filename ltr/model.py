@@ -24,7 +24,7 @@ import numpy as np
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError, InputError
-from hybrid.core.provenance import produced_by, versions
+from hybrid.core.provenance import file_sha256, produced_by, versions
 from ltr.feature_scaling import Normaliser
 from ltr.featureset import FeatureSet
 from ltr.learners import SCORERS, Scorer, make_learner
@@ -56,6 +56,14 @@ class TrainedModel:
     metrics: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     created: str = ""
+    #: Where it was loaded from and the sha256 of its ltr-model.json (empty for a model trained in this process).
+    source: str = ""
+    manifest_sha256: str = ""
+
+    def artifact_record(self) -> dict[str, Any]:
+        """What a run's meta records of this model (see :func:`hybrid.core.provenance.used_artifacts`)."""
+        return {"kind": "ltr_model", "path": self.source or None, "fingerprint": self.manifest_sha256 or None,
+                "featureset_fingerprint": self.fingerprint}
 
     # -- scoring ------------------------------------------------------------------------------------
     def check_featureset(self, featureset: FeatureSet) -> None:
@@ -99,8 +107,23 @@ class TrainedModel:
 
     @classmethod
     def load(cls, path: str | Path) -> TrainedModel:
+        """A saved model; an ``ltr-model.json`` of the wrong shape (a key missing, a value of the wrong type) is one
+        InputError naming it, as a broken payload is."""
         path = Path(path)
         meta_path, meta = read_model_meta(path, MODEL_FILE, f"not an LTR model directory (no {MODEL_FILE})")
+        if not isinstance(meta, dict):
+            raise InputError(meta_path, None, "is not an LTR model description (a JSON object); train the model again")
+        try:
+            return cls._from_meta(path, meta_path, meta)
+        except InputError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            problem = f"{type(exc).__name__}: {exc}"[:200]
+            raise InputError(meta_path, None, f"is not a valid LTR model description ({problem}); restore it or "
+                                              "train the model again") from None
+
+    @classmethod
+    def _from_meta(cls, path: Path, meta_path: Path, meta: dict) -> TrainedModel:
         if meta.get("format") != FORMAT or meta.get("format_version") != FORMAT_VERSION:
             raise InputError(meta_path, None, f"unsupported model format {meta.get('format')!r} "
                                               f"version {meta.get('format_version')!r}")
@@ -112,7 +135,7 @@ class TrainedModel:
         return cls(featureset=featureset, fingerprint=meta["fingerprint"], learner=learner, params=meta["params"],
                    normaliser=Normaliser.from_json(meta["normaliser"]), scorer=SCORERS[learner].from_payload(files),
                    config=meta.get("config", {}), metrics=meta.get("metrics", {}), versions=meta.get("versions", {}),
-                   created=meta.get("created", ""))
+                   created=meta.get("created", ""), source=str(path), manifest_sha256=file_sha256(meta_path))
 
     def verify_features(self) -> None:
         """The features still exist and their implementations have the versions the model was trained with."""
@@ -165,6 +188,8 @@ def read_model_meta(path: Path, meta_file: str, missing: str) -> tuple[Path, dic
         return meta_path, json.loads(meta_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(meta_path, exc.lineno, f"broken JSON: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(meta_path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def read_payload(path: Path, meta_path: Path, payload: dict[str, str]) -> dict[str, str]:
@@ -174,7 +199,13 @@ def read_payload(path: Path, meta_path: Path, payload: dict[str, str]) -> dict[s
     for name, digest in payload.items():
         if "/" in name or "\\" in name or name.startswith("."):
             raise InputError(meta_path, None, f"invalid payload file name {name!r}")
-        text = (path / name).read_text(encoding="utf-8")
+        if not (path / name).is_file():
+            raise InputError(path / name, None, f"payload file missing (listed in {meta_path.name}); restore it or "
+                                                "train the model again")
+        try:
+            text = (path / name).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise InputError(path / name, None, "payload checksum mismatch (file changed after training)") from None
         if hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
             raise InputError(path / name, None, "payload checksum mismatch (file changed after training)")
         files[name] = text

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -250,10 +251,13 @@ class Collection:
             row = len(found)
             if row >= len(self.passages) or obj.get("id") != self.passages[row].id:
                 raise InputError(path, number, "entity cache does not match the collection's passages (rebuild it)")
-            found.append([Occurrence(*o) for o in obj["entities"]])
+            found.append(_occurrences(path, number, obj.get("entities"), len(self.passages[row].text)))
         if len(found) != len(self.passages):
             raise InputError(path, None, f"entity cache holds {len(found)} passages, the collection "
                                          f"{len(self.passages)} (rebuild it)")
+        if not isinstance((header or {}).get("annotation", {}), dict):
+            raise InputError(path, 1, "entity cache header: 'annotation' is not an object (delete the cache to "
+                                      "rebuild it)")
         self.entities = found
         self.annotation = dict((header or {}).get("annotation", {}))
         self.__dict__.pop("doc_entities", None)
@@ -323,12 +327,19 @@ class Collection:
             return self._embeddings
         cache = Path(cache) if cache else None
         if cache is not None and cache.is_file():
-            vectors = np.load(cache)
-            if vectors.shape[0] == len(self.doc_ids):
+            try:
+                vectors = np.load(cache, allow_pickle=False)
+            except (ValueError, OSError, EOFError) as exc:  # truncated, garbage, a pickle: a cache, made again
+                log.warning("%s is not a readable array of document vectors (%s): re-encoding", cache,
+                            type(exc).__name__)
+                vectors = np.zeros((0, 0), dtype=np.float32)
+            usable = (vectors.ndim == 2 and vectors.dtype.kind == "f" and vectors.shape[0] == len(self.doc_ids)
+                      and bool(np.isfinite(vectors).all()))
+            if usable:
                 self._embeddings = vectors
                 return vectors
-            log.warning("%s holds %d document vectors, the collection %d documents: re-encoding", cache,
-                        vectors.shape[0], len(self.doc_ids))
+            log.warning("%s holds %s document vectors, the collection %d documents: re-encoding", cache,
+                        "x".join(map(str, vectors.shape)), len(self.doc_ids))
         passages = encoder.encode_texts([p.text for p in self.passages], side="passage", progress=progress)
         sums = np.zeros((len(self.doc_ids), passages.shape[1]), dtype=np.float64)
         np.add.at(sums, self.doc_of_passage, passages)
@@ -338,6 +349,23 @@ class Collection:
                 np.save(out, vectors)
         self._embeddings = vectors
         return vectors
+
+
+def _occurrences(path: str | Path, number: int, rows: Any, length: int) -> list[Occurrence]:
+    """One passage's entities from a cache line, each ``[key, text, label, start, end]`` inside the passage; a
+    tampered line is an InputError naming it (not a TypeError, nor entities at offsets the passage lacks)."""
+    if not isinstance(rows, list):
+        raise InputError(path, number, "entity cache line has no 'entities' list (delete the cache to rebuild it)")
+    out = []
+    for row in rows:
+        ok = (isinstance(row, list) and len(row) == 5 and all(isinstance(v, str) for v in row[:3])
+              and all(isinstance(v, int) and not isinstance(v, bool) for v in row[3:])
+              and 0 <= row[3] <= row[4] <= length)
+        if not ok:
+            raise InputError(path, number, f"entity cache entry {row!r:.80} is not [key, text, label, start, end] "
+                                           "inside the passage (delete the cache to rebuild it)")
+        out.append(Occurrence(*row))
+    return out
 
 
 _MATCHERS: dict[int, object] = {}

@@ -29,6 +29,9 @@ DENSE_PASSAGE_WEIGHT = 1.0
 DENSE_COMBINES = ("max", "sum")
 DENSE_COMBINE = "sum"
 
+#: Integers reach Java (Lucene's int k, int depths) and int32 arrays: larger ones would overflow there.
+INT_LIMIT = 2**31
+
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list"}
 
 
@@ -74,6 +77,8 @@ class Param:
             ok = False
         if ok and self.maximum is not None and value > self.maximum:
             ok = False
+        if ok and self.type is int and self.maximum is None and abs(value) >= INT_LIMIT:
+            return f"'{self.name}' must be {self.rule()} and below 2**31 (2147483648), got {value!r}"
         if ok and self.choices is not None and value not in self.choices:
             ok = False
         return None if ok else f"'{self.name}' must be {self.rule()}, got {value!r}"
@@ -92,8 +97,10 @@ class Param:
                     value = self.type(text)
                 except ValueError:
                     raise argparse.ArgumentTypeError(f"must be {self.rule()}, got {text!r}") from None
-            if self.problem(value):
-                raise argparse.ArgumentTypeError(f"must be {self.rule()}, got {text!r}")
+            problem = self.problem(value)
+            if problem:
+                below = " and below 2**31 (2147483648)" if "below 2**31" in problem else ""
+                raise argparse.ArgumentTypeError(f"must be {self.rule()}{below}, got {text!r}")
             return value
 
         convert.__name__ = self.name  # argparse names the converter in "invalid <name> value" messages

@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from hybrid.core.errors import ConfigError
 from hybrid.core.formats.runs import sha256_file
 from hybrid.core.jvm import anserini_jar, project_jar
 
@@ -57,6 +58,23 @@ def source_sha256() -> str:
     return digest.hexdigest()
 
 
+#: ``HYBRID_VERIFY=full``: opening an index re-hashes its files (the dense index's and the shards' against their
+#: recorded sha256, every Lucene file against its checksum footer). The default, ``fast``, compares sizes (a
+#: truncated or replaced file) and the shapes the loaders read; a same-size corruption needs the full check.
+VERIFY_ENV = "HYBRID_VERIFY"
+VERIFY_MODES = ("fast", "full")
+
+
+def verify_mode(verify: str | None = None) -> str:
+    """``fast`` or ``full``: the argument, else ``$HYBRID_VERIFY``, else fast."""
+    import os
+
+    mode = (verify or os.environ.get(VERIFY_ENV) or "fast").strip().lower()
+    if mode not in VERIFY_MODES:
+        raise ConfigError(None, None, f"{VERIFY_ENV}={mode!r}: choose one of {', '.join(VERIFY_MODES)}")
+    return mode
+
+
 def file_digest(path: str | Path | None, missing_ok: bool = True) -> str | None:
     """The sha256 of a file; None for no path, and for a missing file unless ``missing_ok`` is False (then the
     OSError of opening it propagates: a cache key must never be computed from a file that is not there)."""
@@ -65,21 +83,79 @@ def file_digest(path: str | Path | None, missing_ok: bool = True) -> str | None:
     return sha256_file(path)
 
 
+def index_manifest(index_path: str | Path) -> Path:
+    """The manifest that identifies an index folder: ``hybrid-index.json``, or ``hybrid-shards.json`` of a sharded
+    index."""
+    manifest = Path(index_path) / METADATA
+    sharded = Path(index_path) / "hybrid-shards.json"
+    return sharded if not manifest.is_file() and sharded.is_file() else manifest
+
+
+def index_sha256(index_path: str | Path) -> str:
+    """The sha256 of an index's manifest: its content's identity (a rebuild writes a new manifest; a move or copy
+    keeps it). Used where a cache must follow the index's content rather than its path."""
+    return sha256_file(index_manifest(index_path))
+
+
 def inputs(topics: str | Path | None = None, index_path: str | Path | None = None,
-           **others: str | Path | None) -> dict[str, Any]:
-    """``{"topics": {"path", "sha256"}, "index_metadata": {"path", "sha256"}, ...}`` of the inputs given."""
+           index: Any = None, **others: str | Path | None) -> dict[str, Any]:
+    """``{"topics": {"path", "sha256"}, "index_metadata": {"path", "sha256"}, ...}`` of the inputs given.
+
+    ``index``: the opened index; its manifest's sha256 is the one read when it was opened (``manifest_sha256``),
+    not the file's now (a rebuild may have replaced it while the run searched the old one)."""
     named: dict[str, str | Path | None] = {"topics": topics}
     if index_path is not None:
-        manifest = Path(index_path) / METADATA
-        sharded = Path(index_path) / "hybrid-shards.json"
-        named["index_metadata"] = sharded if not manifest.is_file() and sharded.is_file() else manifest
+        named["index_metadata"] = index_manifest(index_path)
     named.update(others)
-    return {name: {"path": str(path), "sha256": file_digest(path)} for name, path in named.items() if path is not None}
+    found = {name: {"path": str(path), "sha256": file_digest(path)} for name, path in named.items()
+             if path is not None}
+    opened = getattr(index, "manifest_sha256", None)
+    if "index_metadata" in found and opened:
+        found["index_metadata"]["sha256"] = opened
+    return found
 
 
 def applied_options(options: Mapping[str, Any], keep: Iterable[str]) -> dict[str, Any]:
     """The entries of ``options`` named in ``keep`` (those that applied to what ran), in ``keep``'s order."""
     return {name: options[name] for name in keep if name in options}
+
+
+#: The packages whose objects :func:`used_artifacts` looks inside (a stage's retrievers, rerankers, models).
+_WALKED = tuple(f"{package}." for package in SOURCE_PACKAGES)
+
+
+def used_artifacts(stage: Any, limit: int = 100_000) -> list[dict[str, Any]]:
+    """Every artifact a built stage uses (dense index, encoder, LTR model, reader, ...), for a run's meta: each
+    object anywhere in the stage's attributes that describes itself with ``artifact_record()`` (``{"kind",
+    "path", "fingerprint"}``: the sha256 of its manifest, or the encoder's fingerprint), each once, in the order
+    found. Only the project's own objects, lists, tuples and dicts are looked into, at most ``limit`` values."""
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    seen: set[int] = set()
+    stack: list[Any] = [stage]
+    visited = 0
+    while stack and visited < limit:
+        obj = stack.pop()
+        if id(obj) in seen or obj is None or isinstance(obj, str | bytes | int | float | bool):
+            continue
+        seen.add(id(obj))
+        visited += 1
+        describe = getattr(type(obj), "artifact_record", None)
+        if callable(describe):
+            record = describe(obj)
+            if record:
+                found.setdefault((record.get("kind", ""), str(record.get("path")), str(record.get("fingerprint"))),
+                                 record)
+            continue
+        if isinstance(obj, dict):
+            children = list(obj.values())
+        elif isinstance(obj, list | tuple | set | frozenset):
+            children = list(obj)
+        elif type(obj).__module__.startswith(_WALKED) and hasattr(obj, "__dict__"):
+            children = list(vars(obj).values())
+        else:
+            continue
+        stack.extend(reversed([c for c in children if not isinstance(c, str | bytes | int | float | bool)]))
+    return list(found.values())
 
 
 #: ``hybrid.search`` options by what they apply to (see :func:`search_options`).

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid.core.errors import ConfigError
-from hybrid.core.formats.config import read_config_text
+from hybrid.core.formats.config import read_config_text, toml_loads
 from hybrid.core.params import Param, params_by_name
 from hybrid.retrieval.base import Stage
 
@@ -197,7 +197,7 @@ def build_system(system: dict[str, Any], context: Context, source: RecipeSource)
 def parse_recipe(text: str, path: Path | None = None) -> Recipe:
     source = RecipeSource(path, text)
     try:
-        data = tomllib.loads(text)
+        data = toml_loads(text, path)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, getattr(exc, "lineno", None), f"invalid TOML: {exc}") from None
     unknown = set(data) - TOP_KEYS

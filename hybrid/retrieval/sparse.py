@@ -77,8 +77,9 @@ class Clause:
             raise ConfigError(None, None, f"unknown query source {self.source!r}; sources are {QUERY_SOURCES}")
         if self.field not in FIELDS:
             raise ConfigError(None, None, f"unknown index field {self.field!r}; fields are {FIELDS}")
-        if not self.weight >= 0:
-            raise ConfigError(None, None, f"weight of {self.source}:{self.field} must be >= 0, got {self.weight}")
+        if not 0 <= self.weight < float("inf"):  # 1e309 reads as inf: every score would be inf or NaN
+            raise ConfigError(None, None, f"weight of {self.source}:{self.field} must be a finite number >= 0, got "
+                                          f"{self.weight}")
 
 
 def parse_clauses(spec: str) -> list[Clause]:

@@ -13,6 +13,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -54,6 +55,9 @@ class Reader:
     tokenizer: object
     encoding: EncodingConfig
     meta: dict = field(default_factory=dict)
+    #: Where it was loaded from and the sha256 of its reader.json (empty for a reader made in this process).
+    source: str = ""
+    manifest_sha256: str = ""
 
     @property
     def device(self) -> torch.device:
@@ -62,6 +66,11 @@ class Reader:
     def to(self, device: torch.device | str) -> Reader:
         self.model.to(device)
         return self
+
+    def artifact_record(self) -> dict[str, Any]:
+        """What a run's meta records of this reader (see :func:`hybrid.core.provenance.used_artifacts`)."""
+        return {"kind": "reader", "path": self.source or self.meta.get("base_model"),
+                "fingerprint": self.manifest_sha256 or None}
 
 
 def _check_checkpoint(path: Path) -> None:
@@ -203,5 +212,6 @@ def _load_checked_reader(path: Path, meta: dict, device: str | torch.device | No
         raise ConfigError(path / WEIGHTS, None, f"weights do not match the model: missing {missing[:5]}, "
                                                 f"unexpected {unexpected[:5]}")
     model.eval()
-    reader = Reader(model=model, tokenizer=tokenizer, encoding=encoding, meta=meta)
+    reader = Reader(model=model, tokenizer=tokenizer, encoding=encoding, meta=meta, source=str(path),
+                    manifest_sha256=file_sha256(path / READER_META))
     return reader.to(resolve_device(device) if not isinstance(device, torch.device) else device)

@@ -109,3 +109,20 @@ def test_a_tampered_binding_is_refused(dense_dir, tiny_index, tmp_path):
     tampered = old_copy(dense_dir, tmp_path / "tampered", content_sha256="0" * 64)
     with pytest.raises(ConfigError, match="was built from the hybrid index"):
         check_bound(tampered, tiny_index)
+
+
+def test_a_dense_run_records_the_artifacts_it_used(dense_dir, encoder, tiny_index, data_dir, tmp_path):
+    """The run's meta names the dense index and the query encoder with their fingerprints."""
+    from hybrid.core.provenance import file_sha256
+    from hybrid.search import main
+
+    out = tmp_path / "run.trec"
+    assert main(["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics",
+                 str(data_dir / "tiny_topics.jsonl"), "--model", "dense", "--output", str(out), "--quiet",
+                 "--hits", "5"]) == 0
+    meta = json.loads(out.with_name("run.trec.meta.json").read_text())
+    kinds = {a["kind"]: a for a in meta["artifacts"]}
+    assert kinds["dense_index"]["path"] == str(dense_dir)
+    assert kinds["dense_index"]["fingerprint"] == file_sha256(dense_dir / DENSE_METADATA)
+    assert kinds["encoder"]["fingerprint"] == BiEncoder.load(encoder, device="cpu").fingerprint
+    assert meta["inputs"]["index_metadata"]["sha256"] == file_sha256(tiny_index / "hybrid-index.json")

@@ -17,13 +17,13 @@ import pytest
 
 from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.errors import IndexMissingError, InputError
+from hybrid.core.provenance import VERIFY_ENV
 from indexes.faiss_index import (
     DENSE_METADATA,
     PASSAGE_TABLE,
     PASSAGE_VECTORS,
     ROWS,
     VECTORS,
-    VERIFY_ENV,
     DenseIndex,
     build_dense_index,
 )

@@ -52,12 +52,36 @@ def read_config_text(path: str | Path) -> str:
         raise ConfigError(path, line, "invalid UTF-8") from None
 
 
+#: How deep tables and arrays of a config may nest (recipes use 3-4 levels): deeper is refused before anything
+#: walks it (Python's TOML parser recurses per level and would die with a RecursionError).
+MAX_TOML_DEPTH = 32
+
+
+def toml_loads(text: str, path: str | Path | None = None) -> dict[str, Any]:
+    """``tomllib.loads`` for every config the project reads: TOMLDecodeError passes through (each caller names the
+    line its way); absurd nesting is a ConfigError naming the file instead of a RecursionError."""
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(path, None, f"invalid TOML: nested too deeply (more than {MAX_TOML_DEPTH} levels of "
+                                      "tables or arrays)") from None
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_TOML_DEPTH:
+            raise ConfigError(path, None, f"invalid TOML: nested too deeply (more than {MAX_TOML_DEPTH} levels of "
+                                          "tables or arrays)")
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return data
+
+
 def load_toml(path: str | Path) -> tuple[dict[str, Any], str]:
     """The parsed table and the raw text (for line numbers); syntax errors name the line."""
     path = Path(path)
     text = read_config_text(path)
     try:
-        return tomllib.loads(text), text
+        return toml_loads(text, path), text
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)) or "invalid TOML"

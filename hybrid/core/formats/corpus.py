@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import (
@@ -150,6 +151,7 @@ def read_corpus(
     skip_bad: SkipReport | None = None,
     empty_means_unannotated: bool = False,
     max_chars: int | None = MAX_PASSAGE_CHARS,
+    digest: Any = None,
 ) -> Iterator[Passage]:
     """Stream passages; a bad line raises :class:`InputError` unless ``skip_bad`` collects it.
 
@@ -157,7 +159,7 @@ def read_corpus(
     would silently shadow each other in the index. Truncations are logged and added to ``skip_bad``'s
     warnings.
     """
-    for _, _, passage in read_corpus_lines(path, skip_bad, empty_means_unannotated, max_chars):
+    for _, _, passage in read_corpus_lines(path, skip_bad, empty_means_unannotated, max_chars, digest):
         yield passage
 
 
@@ -166,15 +168,17 @@ def read_corpus_lines(
     skip_bad: SkipReport | None = None,
     empty_means_unannotated: bool = False,
     max_chars: int | None = MAX_PASSAGE_CHARS,
+    digest: Any = None,
 ) -> Iterator[tuple[int, dict, Passage]]:
     """:func:`read_corpus` that also yields each passage's line number and parsed JSON object, for readers
-    that need keys the :class:`Passage` record leaves out (a labelled collection's ``cluster`` ids)."""
+    that need keys the :class:`Passage` record leaves out (a labelled collection's ``cluster`` ids). ``digest``:
+    see :func:`~hybrid.core.formats.lines.iter_lines`."""
     path = Path(path)
     seen: dict[str, int] = {}
     sentences: dict[tuple[str, int], int] = {}
     on_error = skip_bad.add if skip_bad is not None else None
     truncated = 0
-    for number, line in iter_lines(path, on_error=on_error):
+    for number, line in iter_lines(path, on_error=on_error, digest=digest):
         try:
             obj = parse_json_object(path, number, line)
             passage = passage_from_object(path, number, obj, empty_means_unannotated)

@@ -79,8 +79,11 @@ def _raise(error: InputError) -> None:
     raise error
 
 
-def iter_lines(path: str | Path, on_error: OnError | None = None) -> Iterator[tuple[int, str]]:
+def iter_lines(path: str | Path, on_error: OnError | None = None, digest: Any = None) -> Iterator[tuple[int, str]]:
     """Yield (line number, text) for non-blank lines.
+
+    ``digest`` (a ``hashlib`` object) is fed every byte read, so a caller reading a pipe or FIFO, which cannot
+    be read twice, learns the sha256 of what it read (for a regular file read to its end, its file sha256).
 
     A line that cannot be read (invalid UTF-8, longer than :data:`MAX_LINE_BYTES`) raises
     :class:`InputError`, or is passed to ``on_error`` and skipped when one is given (``--skip-bad``).
@@ -95,6 +98,8 @@ def iter_lines(path: str | Path, on_error: OnError | None = None) -> Iterator[tu
             raw = handle.readline(MAX_LINE_BYTES + 1)
             if not raw:
                 return
+            if digest is not None:
+                digest.update(raw)
             number += 1
             if number == 1:
                 if raw.startswith(GZIP_MAGIC):
@@ -106,7 +111,11 @@ def iter_lines(path: str | Path, on_error: OnError | None = None) -> Iterator[tu
                 if on_error is None:
                     raise too_long  # stop at the limit: never read on to the end of an endless line
                 skipped = 0
-                while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
+                while rest := handle.readline(1 << 20):
+                    if digest is not None:
+                        digest.update(rest)
+                    if rest.endswith(b"\n"):
+                        break
                     skipped += len(rest)
                     if skipped > MAX_SKIP_BYTES:
                         raise InputError(path, number, f"line is longer than {MAX_LINE_BYTES} bytes and has no end "
