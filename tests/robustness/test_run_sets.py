@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -36,7 +39,47 @@ def test_meta_is_written_last_with_the_hashes_of_the_set(tmp_path):
     assert on_disk["run_sha256"] == sha256_file(run) and on_disk["spans_sha256"] == sha256_file(spans)
     assert on_disk["model"] == "x" and on_disk["spans"] == str(spans)
     assert read_run_meta(run, spans)["model"] == "x"
+    assert not (tmp_path / ".r.trec.lock").exists()  # the lock is removed when released (issue 38, item 5)
+
+
+def test_the_removed_lock_still_lets_one_holder_in_at_a_time(tmp_path):
+    run, inside, overlaps, errors = tmp_path / "r.trec", [0], [], []
+    gate = threading.Lock()
+
+    def holder() -> None:
+        try:
+            for _ in range(40):
+                with run_set_lock(run):
+                    with gate:
+                        inside[0] += 1
+                        overlaps.append(inside[0])
+                    time.sleep(0.0005)
+                    with gate:
+                        inside[0] -= 1
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=holder) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(overlaps) == 160 and max(overlaps) == 1
+    assert not (tmp_path / ".r.trec.lock").exists()
+
+
+def test_a_lock_left_by_a_killed_holder_is_taken_over_and_removed(tmp_path):
+    run = tmp_path / "r.trec"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
+                               "from hybrid.core.formats.runs import run_set_lock\n"
+                               "with run_set_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)",
+                               str(run)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    holder.kill()  # kill -9: the file stays, the kernel releases its lock
+    holder.wait()
     assert (tmp_path / ".r.trec.lock").exists()
+    write_run_set(a_run(1), run)
+    assert read_run_meta(run) is not None and not (tmp_path / ".r.trec.lock").exists()
 
 
 def test_a_writer_killed_after_the_run_leaves_no_foreign_spans_or_meta(tmp_path):

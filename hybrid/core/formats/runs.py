@@ -7,8 +7,8 @@ previous run file or none, never half of one. Reading re-sorts the same way and 
 column's values (trec_eval does too) but requires it to be an integer.
 
 **Run sets.** A run, its spans JSONL and its ``<run>.meta.json`` are published as one unit by
-:func:`write_run_set`: an ``flock`` on ``.<run>.lock`` (next to the run) is held while the set is
-written, so two jobs writing the same ``--output`` take turns; the previous set's meta and spans are
+:func:`write_run_set`: an ``flock`` on ``.<run>.lock`` (next to the run, removed when released) is held while
+the set is written, so two jobs writing the same ``--output`` take turns; the previous set's meta and spans are
 removed first and the meta is written last, holding the sha256 of the run (and of the spans) it
 describes. A job killed half-way leaves a run without meta, never a run with another run's spans or
 meta; :func:`read_run_meta` checks the hashes and says so when a meta does not describe the run.
@@ -104,14 +104,36 @@ def sha256_file(path: str | Path) -> str:
 
 @contextlib.contextmanager
 def run_set_lock(run_path: str | Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``.<run>.lock`` next to the run (released by the kernel if we die)."""
+    """Hold an exclusive ``flock`` on ``.<run>.lock`` next to the run (released by the kernel if we die).
+
+    The lock file exists only while someone holds or waits for it: the holder unlinks it before
+    releasing, so no empty ``.<run>.lock`` is left beside the run. A waiter that then gets the lock of
+    the unlinked file sees that the path no longer names its file (another inode, or none) and starts
+    over on a fresh one, so two holders never overlap. A holder killed with ``-9`` leaves the file
+    behind; the next writer takes it over (the kernel released its lock) and removes it.
+    """
     path = Path(run_path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path.parent / f".{path.name}.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    lock = path.parent / f".{path.name}.lock"
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                current = os.fstat(fd).st_ino == os.stat(lock).st_ino
+            except FileNotFoundError:
+                current = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if current:
+            break
+        os.close(fd)  # its holder removed it while we waited: lock the file now at the path
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
         os.close(fd)
 
 
