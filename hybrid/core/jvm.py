@@ -20,6 +20,14 @@ MIN_JAVA = 21
 MAX_CLAUSES = 1 << 16
 #: JVM options that the bundled runtime cannot satisfy; removed before the VM starts.
 DROPPED_OPTIONS = ("--add-modules=jdk.incubator.vector",)
+#: Java's own logging, quiet unless HYBRID_JVM_VERBOSE=1: Lucene logs "INFO: Using MemorySegmentIndexInput" through
+#: java.util.logging on every index it opens, and SLF4J reports which provider it bound to on its first use.
+QUIET_OPTIONS = ("-Dslf4j.internal.verbosity=ERROR",)
+QUIET_JUL_CONFIG = (
+    "handlers=java.util.logging.ConsoleHandler\n"
+    ".level=WARNING\n"
+    "java.util.logging.ConsoleHandler.level=WARNING\n"
+)
 #: Where `mvn package` leaves the project's own jar (see pom.xml).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 JAR_GLOBS = (
@@ -98,6 +106,11 @@ def project_jar() -> str | None:
     return None
 
 
+def java_logs_verbose() -> bool:
+    """True when ``HYBRID_JVM_VERBOSE`` asks for Java's INFO logs (Lucene, SLF4J); they are off otherwise."""
+    return os.environ.get("HYBRID_JVM_VERBOSE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def start_jvm(extra_options: tuple[str, ...] = ()) -> None:
     """Start the JVM once, correctly configured. Safe to call many times."""
     import jnius_config
@@ -115,9 +128,16 @@ def start_jvm(extra_options: tuple[str, ...] = ()) -> None:
     heap = os.environ.get("HYBRID_JVM_HEAP")
     if heap:
         options.append(f"-Xmx{heap}")
+    verbose = java_logs_verbose()
+    if not verbose:
+        options.extend(o for o in QUIET_OPTIONS if o not in options)
     options.extend(extra_options)
     jnius_config.set_options(*options)
     import jnius  # noqa: F401  (importing jnius creates the VM)
+
+    if not verbose:  # before any Lucene class logs: nothing has opened an index yet
+        stream = jnius.autoclass("java.io.ByteArrayInputStream")(QUIET_JUL_CONFIG.encode("ascii"))
+        jnius.autoclass("java.util.logging.LogManager").getLogManager().readConfiguration(stream)
 
     # A long query passage analyses to more terms than Lucene's default 1,024 clauses (TooManyClauses);
     # topics are clipped to MAX_QUERY_CHARS (hybrid.core.formats.topics), which stays far below this.

@@ -59,3 +59,35 @@ def test_started_jvm_is_21_without_the_incubator_module():
     version = autoclass("java.lang.System").getProperty("java.version")
     assert int(version.split(".")[0]) >= 21
     assert any(p.endswith("fatjar.jar") for p in jnius_config.get_classpath())
+
+
+def _stderr(verbose: bool, *argv: str) -> str:
+    """The stderr of a fresh process (a fresh JVM) running ``argv`` after ``python``."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HYBRID_JVM_VERBOSE": "1" if verbose else ""}
+    done = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+BUILD = ("import sys\n"
+         "from features.annotate import LEGACY\n"
+         "from indexes.lucene import IndexConfig, build_index\n"
+         "build_index(IndexConfig(corpus=sys.argv[1], annotation=LEGACY), sys.argv[2], progress=False)\n")
+
+
+def test_java_logs_are_quiet_unless_asked_for(tmp_path, tiny_index, data_dir):
+    """Lucene's java.util.logging INFO (on opening an index to search) and SLF4J's provider line (on building one)
+    are off by default; HYBRID_JVM_VERBOSE=1 shows them (issue 38, item 5)."""
+    corpus, topics = str(data_dir / "tiny_corpus.jsonl"), str(data_dir / "tiny_topics.tsv")
+    for verbose in (False, True):
+        built = _stderr(verbose, "-c", BUILD, corpus, str(tmp_path / f"index-{verbose}"))
+        searched = _stderr(verbose, "-m", "hybrid.search", "--index", str(tiny_index), "--topics", topics, "--output",
+                           str(tmp_path / f"run-{verbose}.trec"), "--quiet")
+        if verbose:
+            assert "SLF4J" in built and "INFO: Using MemorySegmentIndexInput" in searched, (built, searched)
+        else:
+            assert "SLF4J" not in built + searched and "INFO" not in built + searched, (built, searched)
