@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import file_sha256, produced_by
 from hybrid.core.records import Topic
 
@@ -522,7 +522,7 @@ class BiEncoder:
         unique = sorted(copies.values(), key=lambda members: len(sequences[members[0]].ids))
         out = np.zeros((n_rows, self.dim), dtype=np.float32)
         plain = np.zeros((len(units) if passages else 0, self.hidden), dtype=np.float32)
-        bar = tqdm(total=len(units), desc=desc or f"encode {side}s", unit=side, disable=not progress)
+        bar = progress_bar(desc=desc or f"encode {side}s", unit=side, total=len(units), enabled=progress)
         done_units = 0
         for b in range(0, len(unique), batch_size):
             groups = unique[b : b + batch_size]

@@ -60,10 +60,17 @@ def lucene_damage(error: BaseException) -> str | None:
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Defaults shown in --help; descriptions and epilogs (module docs with examples) kept as written."""
+    """Defaults shown in --help; descriptions and epilogs (module docs with examples) kept as written.
+
+    No default is appended to a flag (``store_true``/``store_false``: its help says what it switches; "(default:
+    True)" on ``--no-x`` reads as if ``--no-x`` were on), to an option without one, or to a help text that
+    already states its default in words ("default: equal weights").
+    """
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.default is None or action.default is False:  # nothing to show (flags, options without default)
+        if action.default is None or action.default is False or isinstance(action.const, bool) and action.nargs == 0:
+            return action.help
+        if action.help and "default" in action.help:
             return action.help
         return super()._get_help_string(action)
 
@@ -77,6 +84,11 @@ def make_parser(prog: str, doc: str | None, epilog: bool = False, **kwargs) -> a
     doc = doc or ""
     return argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0], epilog=doc if epilog else None,
                                    formatter_class=HelpFormatter, allow_abbrev=False, **kwargs)
+
+
+def add_quiet(p: argparse.ArgumentParser, help: str = "no progress bars") -> None:
+    """The one ``--quiet`` every command takes (progress bars off: :func:`hybrid.core.progress.progress`)."""
+    p.add_argument("--quiet", action="store_true", help=help)
 
 
 def add_subparser(sub, name: str, **kwargs) -> argparse.ArgumentParser:

@@ -28,13 +28,14 @@ import time
 from pathlib import Path
 
 from hybrid.api import open_index
-from hybrid.cli_common import make_parser, positive_int, run_cli
+from hybrid.cli_common import add_quiet, make_parser, positive_int, run_cli
 from hybrid.collect.events import read_event_topics
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import inputs, produced_by, used_artifacts
 from hybrid.core.records import Run, Topic
 from hybrid.evaluation.comparison import (
@@ -57,7 +58,6 @@ DEFAULT_MEASURES = COMPARISON_MEASURES
 def run_recipes(recipes: list, topics: list[Topic], context,
                 progress: bool = True) -> tuple[dict[str, Run], dict[str, float]]:
     """Each recipe's run on the topics, with a progress bar per recipe (its topics in batches)."""
-    from tqdm import tqdm
 
     runs, seconds = {}, {}
     batch = max(1, min(256, -(-len(topics) // 20)))  # about 20 steps per bar, never more than 256 topics a step
@@ -65,7 +65,7 @@ def run_recipes(recipes: list, topics: list[Topic], context,
         stage = recipe.build(context)
         started = time.perf_counter()
         run: Run = {}
-        with tqdm(total=len(topics), desc=recipe.name, unit="topic", disable=not progress) as bar:
+        with progress_bar(desc=recipe.name, unit="query", total=len(topics), enabled=progress) as bar:
             for lo in range(0, len(topics), batch):
                 chunk = topics[lo : lo + batch]
                 run.update(stage(chunk))
@@ -92,6 +92,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--judged", metavar="FILE", help="passage ids judged for every query, one per line ('sample': the "
                                                     "bundled sample's curated sentences); adds the comparison on "
                                                     "condensed lists (unjudged passages removed, as trec_eval -J)")
+    add_quiet(p)
     return p
 
 
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     if plans:  # every recipe's missing chain at once, then one line (exit 2)
         print("\n".join(p.format() for p in plans), file=sys.stderr)
         raise missing_error(plans[0])
-    runs, seconds = run_recipes(recipes, topics, context)
+    runs, seconds = run_recipes(recipes, topics, context, progress=not args.quiet)
     command = argv if argv is not None else sys.argv[1:]
     for recipe in recipes:
         write_run_set(runs[recipe.name], out / f"{recipe.name}.trec", tag=recipe.name, meta={

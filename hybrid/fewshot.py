@@ -42,6 +42,7 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from hybrid.sample import index_location
@@ -310,7 +311,6 @@ def run_variants(queries: list[KShotQuery], variants: Sequence[str], index=None,
                  depth: int = 1000, pool: int = 500, seed: int = 0, progress: bool = False,
                  cache: dict | None = None) -> dict[str, Run]:
     """variant -> run over the k-shot queries."""
-    from tqdm import tqdm
 
     cache = {} if cache is None else cache
     examples = {e.qid: e for q in queries for e in q.examples}
@@ -331,7 +331,7 @@ def run_variants(queries: list[KShotQuery], variants: Sequence[str], index=None,
         elif variant in ("dense-adhoc", "dense-tuned"):
             if table is None:
                 raise ValueError(f"{variant} needs a dense index (--dense)")
-            for q in tqdm(queries, desc=variant, disable=not progress):
+            for q in progress_bar(queries, desc=variant, unit="query", enabled=progress):
                 vectors = table.example_vectors(q.examples)
                 allowed = table.allowed_rows(q.kind)
                 banned_p = table.passages_of_docs(q.banned_docs)

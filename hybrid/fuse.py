@@ -28,7 +28,16 @@ import sys
 from pathlib import Path
 
 from hybrid.api import attach_spans
-from hybrid.cli_common import check_outputs, make_parser, non_negative_int, output_file, positive_int, run_cli, run_tag
+from hybrid.cli_common import (
+    add_quiet,
+    check_outputs,
+    make_parser,
+    non_negative_int,
+    output_file,
+    positive_int,
+    run_cli,
+    run_tag,
+)
 from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import iter_lines, parse_json_object, require
 from hybrid.core.formats.qrels import read_qrels
@@ -66,7 +75,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--step", type=float, default=0.1, help="--tune: grid spacing of the weights (must divide 1)")
     p.add_argument("--refine", type=non_negative_int, default=2,
                    help="--tune: rounds of finer moves around the best grid point")
-    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    add_quiet(p, "print nothing but errors")
     return p
 
 

@@ -14,7 +14,7 @@ import os
 import sys
 
 from features.annotate import ANNOTATIONS, DEFAULT_MODEL, AnnotationConfig
-from hybrid.cli_common import make_parser, non_negative_int, positive_int, run_cli
+from hybrid.cli_common import add_quiet, make_parser, non_negative_int, positive_int, run_cli
 from hybrid.core.errors import InputError
 from indexes.lucene import IndexConfig, build_index
 
@@ -51,7 +51,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing index (only once the new one is complete)")
     p.add_argument("--skip-bad", action="store_true", help="skip malformed corpus lines (reported) instead of failing")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(p)
     p.add_argument("--shards", type=positive_int,
                    help="split the corpus by document into N shards, each a complete index")
     p.add_argument("--engine", choices=("auto", "ray", "local"), default="auto",

@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import make_parser, positive_int, run_cli, unit_float
+from hybrid.cli_common import add_quiet, make_parser, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
@@ -52,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
                         "change by ~1e-2); on a CPU without bf16 instructions it is slower than fp32")
     p.add_argument("--threads", type=positive_int, help="torch CPU threads")
     p.add_argument("--overwrite", action="store_true")
-    p.add_argument("--quiet", action="store_true")
+    add_quiet(p)
     return p
 
 

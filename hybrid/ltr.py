@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from hybrid.cli_common import (
+    add_quiet,
     add_subparser,
     check_outputs,
     inputs_of,
@@ -66,7 +67,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--depth", type=positive_int, default=100, help="rerank the top N hits of each query")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", help="directory for cached feature matrices (reused when inputs match)")
-    p.add_argument("--quiet", action="store_true")
+    add_quiet(p)
 
 
 def _inputs(p: argparse.ArgumentParser, prefix: str = "", required: bool = True, qrels: bool = True) -> None:

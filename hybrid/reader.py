@@ -23,6 +23,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from hybrid.cli_common import (
+    add_quiet,
     add_subparser,
     check_outputs,
     inputs_of,
@@ -65,7 +66,7 @@ def _add_train(sub) -> None:
     p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
     p.add_argument("--stop-after", type=positive_int, help="stop after N steps of this call (resumable)")
     p.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's choice)")
-    p.add_argument("--quiet", action="store_true")
+    add_quiet(p)
     defaults = TrainConfig()
     for f in fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
@@ -98,7 +99,7 @@ def _add_rerank(sub) -> None:
     p.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--tag", type=run_tag, default="reader")
     p.add_argument("--qrels", help="evaluate before/after against these qrels")
-    p.add_argument("--quiet", action="store_true")
+    add_quiet(p)
 
 
 def _add_evaluate(sub) -> None:

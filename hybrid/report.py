@@ -218,7 +218,7 @@ def render(topics: list[Topic], run: Run, qrels: dict, passage_text, groups: dic
 
 def parser() -> argparse.ArgumentParser:
     p = make_parser("python -m hybrid.report", __doc__, epilog=True)
-    p.add_argument("--run", required=True)
+    p.add_argument("--run", required=True, help="the TREC run to show (checked against its .meta.json when it has one)")
     p.add_argument("--qrels", required=True, help="qrels, or 'sample' for the bundled sample's")
     p.add_argument("--topics", required=True, help="topics, or 'sample' for the bundled sample's")
     p.add_argument("--index", required=True, help="hybrid index (passage texts), or 'sample' for the bundled "
@@ -229,7 +229,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--judged", metavar="FILE", help="passage ids judged for every query, one per line ('sample': the "
                                                     "bundled sample's curated sentences): shown as not relevant where "
                                                     "the qrels do not list them, the others as unjudged")
-    p.add_argument("--output", required=True, type=output_file)
+    p.add_argument("--output", required=True, type=output_file, help="the HTML report to write")
     return p
 
 

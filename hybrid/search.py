@@ -33,6 +33,7 @@ from typing import Any
 
 from hybrid.api import fill_mentions
 from hybrid.cli_common import (
+    add_quiet,
     check_outputs,
     make_parser,
     output_file,
@@ -143,7 +144,8 @@ def parser() -> argparse.ArgumentParser:
     for option in SYSTEM_OPTIONS:
         spec = option.spec
         default = option.default if option.default is not None else spec.default
-        differs = f" (a recipe's default: {spec.default})" if option.default is not None else ""
+        differs = (f" (default: {option.default}; a recipe's default is {spec.default})"
+                   if option.default is not None else "")
         p.add_argument(option.flag, type=spec.argparse_type(), default=default,
                        choices=choices.get(option.flag, spec.choices), help=f"{option.models}: {spec.desc}{differs}")
     p.add_argument("--hits", type=positive_int, default=100, help="passages per query")
@@ -152,7 +154,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--spans", type=output_file, help="also write a JSONL of the best mention span per hit")
     p.add_argument("--qrels", help="evaluate the run against these qrels after writing it")
     p.add_argument("--skip-bad", action="store_true", help="skip malformed topics (reported) instead of failing")
-    p.add_argument("--quiet", action="store_true")
+    add_quiet(p)
     return p
 
 

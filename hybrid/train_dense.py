@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import make_parser, non_negative_float, positive_int, run_cli, unit_float
+from hybrid.cli_common import add_quiet, make_parser, non_negative_float, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
 from hybrid.core.formats.topics import read_topics
 from hybrid.dense.data import TrainingSet, build_training_set, summarize
@@ -61,7 +61,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limit-queries", type=positive_int, help="train on the first N queries only (smoke runs)")
     p.add_argument("--no-resume", action="store_true")
     p.add_argument("--keep-checkpoint", action="store_true")
-    p.add_argument("--quiet", action="store_true")
+    add_quiet(p)
     return p
 
 

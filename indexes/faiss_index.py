@@ -45,10 +45,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from tqdm import tqdm
 
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import METADATA as SPARSE_METADATA
 from hybrid.core.provenance import file_digest, produced_by, verify_mode
 from hybrid.core.records import KIND_CODES, KIND_NAMES
@@ -257,7 +257,7 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
         doc_numbers: dict[str, int] = {}
         rows: list[tuple[int, int, int, int]] = []
         encode_seconds = 0.0
-        bar = tqdm(total=len(passages), desc="encode passages", unit="passage", disable=not progress)
+        bar = progress_bar(desc="encode passages", unit="passage", total=len(passages), enabled=progress)
         for lo in range(0, len(passages), chunk):
             part = passages[lo : lo + chunk]
             units = [Unit(p.text, [(s, e) for s, e, _ in p.mentions]) for p in part]

@@ -24,14 +24,14 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from features.annotate import FIELDS, AnnotationConfig, Annotator, MentionRecord
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import InputError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import SkipReport
 from hybrid.core.jvm import start_jvm
+from hybrid.core.progress import count_records
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import METADATA, file_sha256, produced_by
 from hybrid.core.records import Passage
 
@@ -151,7 +151,7 @@ def build_index(
         )
         counts = {"passages": 0, "documents": 0, "mentions": 0, "gold_mentions": 0, "auto_mentions": 0}
         doc_sizes: dict[str, int] = {}
-        bar = tqdm(desc="annotate", unit="passage", disable=not progress)
+        bar = progress_bar(desc="annotate", unit="passage", total=count_records(config.corpus), enabled=progress)
         with (
             open(collections / PASSAGES / "part-0.jsonl", "w", encoding="utf-8") as pout,
             open(collections / MENTIONS / "part-0.jsonl", "w", encoding="utf-8") as mout,

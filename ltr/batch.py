@@ -12,12 +12,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from tqdm import tqdm
-
 from features.annotate import MentionRecord
 from features.pairs.base import PairBatch, PairContext, QueryContext, dice
 from features.pairs.strings import mention_strings
 from features.pairs.views import CountingTermStats, DocumentView, PassageView, RecordView, TermStats
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
 from ltr.resources import IndexResources
 
@@ -55,7 +54,7 @@ def build_batch(resources: IndexResources, topics: Sequence[Topic], run: Run, de
     """Pairs for the top ``depth`` hits of every topic (topics absent from the run get no pairs)."""
     queries, pairs, offsets = [], [], [0]
     missing = 0
-    for topic in tqdm(topics, desc="pairs", disable=not progress, mininterval=5):
+    for topic in progress_bar(topics, desc="pairs", unit="query", enabled=progress):
         hits = run.get(topic.qid, [])[:depth]
         qctx = resources.query_context(topic, hits)
         kept = []

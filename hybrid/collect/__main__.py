@@ -29,7 +29,7 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import add_subparser, make_parser, output_file, positive_int, run_cli
+from hybrid.cli_common import add_quiet, add_subparser, make_parser, output_file, positive_int, run_cli
 from hybrid.collect.collection import Collection
 from hybrid.collect.ecb import build_events, event_qrels, read_event_names, read_seed_mentions, write_qrels
 from hybrid.collect.events import EventQuery, event_groups, parse_event, read_events
@@ -55,7 +55,8 @@ def _source_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--entities-cache", help="file caching the collection's detected entities (read if present, "
                                             "else written)")
     p.add_argument("--events", help="event queries JSONL (hybrid.collect.events)")
-    p.add_argument("--no-progress", action="store_true")
+    add_quiet(p)
+    p.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)  # the old name
 
 
 def parser() -> argparse.ArgumentParser:
@@ -100,7 +101,7 @@ def _collection(args: argparse.Namespace):
     if cache is not None and cache.is_file():
         collection.load_entities(cache)
     else:
-        collection.annotate(kb=kb, progress=not args.no_progress)
+        collection.annotate(kb=kb, progress=not args.quiet)
         if cache is not None:
             collection.save_entities(cache)
     return collection, kb
@@ -127,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
     collection, kb = _collection(args)
     events = _events(args, collection)
     model = EventModel.load(args.model) if args.model else None
-    stage = EventCollector(collection, ranker=args.ranker, kb=kb, k=args.hits, progress=not args.no_progress,
+    stage = EventCollector(collection, ranker=args.ranker, kb=kb, k=args.hits, progress=not args.quiet,
                            combiner=model.combiner() if model else None,
                            **({"rankers": model.rankers, "depth": model.depth} if model else {}))
     run = stage([e.to_topic() for e in events])
@@ -152,7 +153,7 @@ def _train(args: argparse.Namespace) -> int:
     collection, kb = _collection(args)
     events = read_events(args.events, _resolver(collection))
     qrels = read_qrels(args.qrels)
-    stage = EventCollector(collection, kb=kb, combiner=lambda X: X[:, 0], progress=not args.no_progress)
+    stage = EventCollector(collection, kb=kb, combiner=lambda X: X[:, 0], progress=not args.quiet)
     matrices = [event_matrix(stage.scores(e.to_topic()), collection) for e in events]
     extra = {}
     if args.cv:

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from features.annotate import AnnotationConfig, Annotator
 from hybrid.collect.kb import KnowledgeBase, entity_key
@@ -34,6 +33,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import iter_lines, parse_json_object
 from hybrid.core.params import BM25_B, BM25_K1
+from hybrid.core.progress import progress as progress_bar
 from hybrid.retrieval.doc_context import DocumentVectors, stored_passages
 
 log = logging.getLogger(__name__)
@@ -173,8 +173,8 @@ class Collection:
             annotator = Annotator(AnnotationConfig())
         texts = [p.text for p in self.passages]
         parses = annotator.parse(texts, n_texts=len(texts))
-        found = [doc_occurrences(parse) for parse in tqdm(parses, total=len(texts), desc="detect entities",
-                                                          unit="passage", disable=not progress)]
+        found = [doc_occurrences(parse) for parse in progress_bar(parses, total=len(texts), desc="detect entities",
+                                                                  unit="passage", enabled=progress)]
         self.set_entities(found, kb)
         self.annotation = {"source": annotator.sources().get("ner", "spacy"), "kb": (kb.path or "") if kb else ""}
 

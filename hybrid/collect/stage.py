@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from hybrid.collect.collection import Collection
 from hybrid.collect.events import event_of
@@ -21,6 +20,7 @@ from hybrid.collect.features import DEPTH, candidates, feature_matrix
 from hybrid.collect.kb import KnowledgeBase
 from hybrid.collect.rankers import EMBEDDING_RANKERS, RANKERS, EventScores, matches, ranking, score_event
 from hybrid.collect.related import rank_entities
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 
@@ -91,7 +91,7 @@ class EventCollector(Retriever):
 
     def search(self, topics: list[Topic], k: int) -> Run:
         run: Run = {}
-        for topic in tqdm(topics, desc=self.name, unit="event", disable=not self.progress):
+        for topic in progress_bar(topics, desc=self.name, unit="event", enabled=self.progress):
             scored = self.scores(topic)
             if self.combiner is None:
                 hits = ranking(self.collection, scored.scores[self.ranker], k)

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from hybrid.core.errors import ConfigError
+from hybrid.core.progress import progress as progress_bar
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class LocalEngine(Engine):
     def map_batches(self, paths, udf, udf_kwargs, batch_size, *, num_gpus=0.0, concurrency=None, progress=False,
                     desc="batches"):
         fn = udf(**udf_kwargs)
-        for batch in tqdm(read_line_batches(paths, batch_size), desc=desc, unit="batch", disable=not progress):
+        for batch in progress_bar(read_line_batches(paths, batch_size), desc=desc, unit="batch", enabled=progress):
             yield _as_columns(fn(batch))
 
     def map_tasks(self, fn, calls, *, num_cpus=1.0):

@@ -22,11 +22,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import iter_lines
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Topic
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 
@@ -194,8 +193,8 @@ def _mine_negatives(index, queries: list[TrainQuery], topics: dict[str, Topic], 
     else:
         raise ValueError(f"unknown negative source {method!r}; choose multifield, bm25 or none")
     batch = 256
-    for lo in tqdm(range(0, len(queries), batch), desc=f"{method} negatives", disable=not progress or
-                   method == "multifield"):
+    for lo in progress_bar(range(0, len(queries), batch), desc=f"{method} negatives", unit="batch",
+                           enabled=progress and method != "multifield"):
         part = queries[lo : lo + batch]
         run = retriever.search([topics[q.qid] for q in part], top)
         for q in part:

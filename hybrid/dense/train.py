@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tqdm import tqdm
 
 from features.encoder import BiEncoder, EncoderConfig, Unit
 from hybrid.core.atomic import atomic_directory
+from hybrid.core.progress import progress as progress_bar
 from hybrid.dense.data import TrainingSet, iter_batches
 
 log = logging.getLogger(__name__)
@@ -193,7 +193,7 @@ def train(data: TrainingSet, output: str | Path, config: TrainConfig, encoder_co
                 scheduler.step()
     encoder.train()
     started = time.time() - spent
-    bar = tqdm(total=config.steps, initial=start_step, desc="train dense", unit="step", disable=not progress)
+    bar = progress_bar(desc="train dense", unit="step", total=config.steps, initial=start_step, enabled=progress)
     window: list[float] = []
     step = start_step
     stopped_early = False

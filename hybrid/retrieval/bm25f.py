@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import re
 
-from tqdm import tqdm
-
 from features.annotate import FIELDS
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import BM25_B, BM25_K1
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.query_plan import QueryPlan
@@ -102,7 +101,7 @@ class BM25F(Retriever):
         weights = [self.fields[f] for f in fields]
         run: Run = {}
         batch = 256
-        with tqdm(total=len(topics), desc=self.name, disable=not self.progress) as bar:
+        with progress_bar(desc=self.name, unit="query", total=len(topics), enabled=self.progress) as bar:
             for at in range(0, len(topics), batch):
                 chunk = topics[at : at + batch]
                 texts, filters, excludes = [], [], []

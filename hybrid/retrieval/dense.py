@@ -32,10 +32,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.params import DENSE_COMBINE, DENSE_COMBINES, DENSE_PASSAGE_WEIGHT
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from indexes.faiss_index import DenseIndex, best_mention_of_passages, best_mention_per_passage
@@ -112,7 +112,7 @@ class DenseRetriever(Retriever):
         run: Run = {}
         pending = list(range(len(topics)))
         fetch = k * self.overfetch
-        bar = tqdm(total=len(topics), desc=f"{self.name} search", disable=not self.progress)
+        bar = progress_bar(desc=f"{self.name} search", unit="query", total=len(topics), enabled=self.progress)
         while pending:
             fetch = min(fetch, self.index.size)
             _, rows = self.index.search(vectors[pending], fetch)

@@ -26,11 +26,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tqdm import tqdm
-
 from features.annotate import FIELDS
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import BM25_B, BM25_K1
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.query_plan import QueryPlan
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, Clause, MultiFieldBM25, count_terms
@@ -155,4 +154,5 @@ class RocchioBM25(MultiFieldBM25):
         self.expansions = {}
         first = super().search(topics, max(self.fb_docs, 1))
         self.expansions = {t.qid: self.expansion_terms(first.get(t.qid, [])) for t in topics}
-        return {t.qid: self.search_one(t, k) for t in tqdm(topics, desc=self.name, disable=not self.progress)}
+        bar = progress_bar(topics, desc=self.name, unit="query", enabled=self.progress)
+        return {t.qid: self.search_one(t, k) for t in bar}

@@ -18,11 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
-from tqdm import tqdm
-
 from features.annotate import FIELDS, MentionRecord
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import BM25_B, BM25_K1
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.query_plan import QueryPlan
@@ -135,7 +134,7 @@ class PassageBM25(Retriever):
         self.index.passages.set_bm25(self.k1, self.b)
         fetch = k + self.index.max_doc_passages
         run: Run = {}
-        bar = tqdm(total=len(topics), desc=self.name, disable=not self.progress)
+        bar = progress_bar(desc=self.name, unit="query", total=len(topics), enabled=self.progress)
         for lo in range(0, len(topics), self.batch_size):
             chunk = topics[lo : lo + self.batch_size]
             records = {t.qid: self.index.query_record(t) for t in chunk}
@@ -252,7 +251,7 @@ class MultiFieldBM25(Retriever):
         threads = self.threads
         run: Run = {}
         batch = self.batch_size
-        with tqdm(total=len(topics), desc=self.name, disable=not self.progress) as bar:
+        with progress_bar(desc=self.name, unit="query", total=len(topics), enabled=self.progress) as bar:
             for at in range(0, len(topics), batch):
                 chunk = topics[at : at + batch]
                 texts, filters, excludes = [], [], []
@@ -279,4 +278,5 @@ class MultiFieldBM25(Retriever):
 
         if available():
             return self._java_search(topics, k)
-        return {t.qid: self.search_one(t, k) for t in tqdm(topics, desc=self.name, disable=not self.progress)}
+        bar = progress_bar(topics, desc=self.name, unit="query", enabled=self.progress)
+        return {t.qid: self.search_one(t, k) for t in bar}

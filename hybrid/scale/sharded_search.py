@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tqdm import tqdm
-
 from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.errors import ConfigError
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.base import Retriever
 from hybrid.retrieval.query_plan import QueryPlan
@@ -45,7 +44,7 @@ class ShardedMultiField(Retriever):
         index.mentions.set_bm25(base.k1, base.b)
         run: Run = {t.qid: [] for t in topics}
         pending = []
-        for topic in tqdm(topics, desc=f"{self.name} queries", disable=not base.progress):
+        for topic in progress_bar(topics, desc=f"{self.name} queries", unit="query", enabled=base.progress):
             query = base.build_query(QueryPlan.of(index, topic))
             if query is not None:
                 pending.append((topic.qid, query))

@@ -17,13 +17,12 @@ from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
 from features.strings import is_pronoun
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import iter_lines, optional, parse_json_object, require
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Topic
 from hybrid.retrieval.base import Retriever
 
@@ -169,7 +168,7 @@ def build_training_queries(queries_path: str | Path, corpus: LabelledCorpus, ret
     """Queries with >= 1 positive; negatives = the retriever's top ``depth`` non-coreferent labelled passages."""
     topics, cluster_of = labelled_topics(queries_path, corpus)
     out: list[TrainQuery] = []
-    for i in tqdm(range(0, len(topics), batch), desc="reader training pool", disable=not progress):
+    for i in progress_bar(range(0, len(topics), batch), desc="reader training pool", unit="batch", enabled=progress):
         chunk = topics[i : i + batch]
         run = retriever.search(chunk, depth)
         for topic in chunk:

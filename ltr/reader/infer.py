@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.runs import SCORE_DECIMALS, sorted_hits
+from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.retrieval.base import tail_below
 from ltr.reader.context import LeadContext
@@ -90,7 +90,7 @@ def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str]
     predicted_spans: list[Span | None] = [None] * n
     reader.model.eval()
     device = reader.device
-    bar = tqdm(total=n, desc="reader", unit="pair", disable=not progress)
+    bar = progress_bar(desc="reader", unit="pair", total=n, enabled=progress)
     for lo in range(0, n, chunk_pairs):
         hi = min(n, lo + chunk_pairs)
         windows = encode_pairs(reader.tokenizer, list(topics[lo:hi]), list(passages[lo:hi]), reader.encoding,

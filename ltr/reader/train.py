@@ -36,10 +36,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
+from hybrid.core.progress import progress as progress_bar
 from ltr.reader.context import LeadContext
 from ltr.reader.data import TrainQuery
 from ltr.reader.decoding import masked_log_softmax
@@ -339,7 +339,7 @@ def train(pool: list[TrainQuery], config: TrainConfig, output: str | Path, devic
         optimizer = make_optimizer(reader, config)
     reader.model.train()
     started, first_step = time.time(), step
-    bar = tqdm(total=config.steps, initial=step, desc="reader train", disable=not progress)
+    bar = progress_bar(desc="reader train", unit="step", total=config.steps, initial=step, enabled=progress)
     window: list[StepLoss] = []
     while step < config.steps:
         if stop_after is not None and step - first_step >= stop_after:
