@@ -91,6 +91,16 @@ def add_quiet(p: argparse.ArgumentParser, help: str = "no progress bars") -> Non
     p.add_argument("--quiet", action="store_true", help=help)
 
 
+def add_significance(p: argparse.ArgumentParser) -> None:
+    """``--correction`` and ``--permutations``: how a command's paired tests against a baseline are run."""
+    from hybrid.evaluation.significance import CORRECTIONS, PERMUTATIONS  # deferred: importing it loads scipy
+
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-comparison correction of the p-values over the runs compared with the baseline")
+    p.add_argument("--permutations", type=positive_int, default=PERMUTATIONS,
+                   help="random sign patterns of Fisher's randomization test (exact when 2^queries is at most this)")
+
+
 def add_subparser(sub, name: str, **kwargs) -> argparse.ArgumentParser:
     """A sub-command parser with the same rules as :func:`make_parser` (argparse does not pass them down)."""
     kwargs.setdefault("formatter_class", HelpFormatter)

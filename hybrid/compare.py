@@ -9,7 +9,8 @@ Examples::
 
 What ``hybrid.experiment`` reports for the recipes it runs, for runs made elsewhere (another tool, an
 earlier session, a reranker run by hand): each measure's mean overall and by kind, the difference from
-the baseline, paired t-test / Wilcoxon p-values Holm-corrected over the runs compared with it. Only
+the baseline, paired t-test / Wilcoxon / Fisher randomization p-values Holm-corrected over the runs compared with it
+(``--correction bonferroni`` or ``none`` instead). Only
 queries of the qrels count; a judged query missing from a run scores 0. With ``--judged FILE`` (passages
 judged for every query, as ``hybrid.eval --judged``) the same comparison follows on condensed lists
 (unjudged passages removed, as ``trec_eval -J``). ``--output-dir`` writes ``results.md``,
@@ -25,7 +26,7 @@ import sys
 from pathlib import Path
 
 from hybrid.api import sample_path
-from hybrid.cli_common import make_parser, run_cli
+from hybrid.cli_common import add_significance, make_parser, run_cli
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.consistency import compare_query_ids
@@ -58,6 +59,7 @@ def parser() -> argparse.ArgumentParser:
                                                     "bundled sample's curated sentences); adds the comparison on "
                                                     "condensed lists")
     p.add_argument("--output-dir", help="write results.md, results.json and per_query.tsv here")
+    add_significance(p)
     return p
 
 
@@ -92,14 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     groups = kinds_from_topics(topics_path) if topics_path else {
         q: ("event" if q.startswith("ev-") else "entity") for q in qrels if q.startswith(("ev-", "en-"))}
 
-    compared = compare(runs, qrels, groups, baseline, measures, judged)
-    table = format_markdown(compared["results"], baseline, measures)
+    tests = {"correction": args.correction, "permutations": args.permutations}
+    compared = compare(runs, qrels, groups, baseline, measures, judged, **tests)
+    table = format_markdown(compared["results"], baseline, measures, correction=args.correction)
     document: dict = {"baseline": baseline, "runs": paths, "qrels": str(qrels_path), "results": compared["results"],
-                      "argv": argv if argv is not None else sys.argv[1:], **produced_by()}
+                      "significance": tests, "argv": argv if argv is not None else sys.argv[1:], **produced_by()}
     condensed = None
     if judged is not None:
-        condensed = compare_condensed(runs, qrels, groups, baseline, measures, judged)
-        table += "\n\n" + condensed_heading(args.judged) + format_markdown(condensed["results"], baseline, measures)
+        condensed = compare_condensed(runs, qrels, groups, baseline, measures, judged, **tests)
+        table += "\n\n" + condensed_heading(args.judged) + format_markdown(condensed["results"], baseline, measures,
+                                                                           correction=args.correction)
         document["condensed"] = {"judged": str(args.judged), "results": condensed["results"]}
     if args.output_dir:
         out = Path(args.output_dir)

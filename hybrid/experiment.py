@@ -10,8 +10,8 @@ and document judgments as ``--qrels``; their runs rank documents.
 
 For every recipe: a TREC run (``<name>.trec``), then per query and measure a row in ``per_query.tsv``;
 the table (stdout, ``results.md``, ``results.json``) gives each measure overall and by kind, the mean
-difference from the baseline, and paired t-test / Wilcoxon p-values Holm-corrected over the systems
-compared with the baseline (per measure and group).
+difference from the baseline, and paired t-test / Wilcoxon / Fisher randomization p-values Holm-corrected
+(``--correction``) over the systems compared with the baseline (per measure and group).
 
 With ``--judged FILE`` (passages judged for every query, as ``hybrid.eval --judged``) the listed passages
 count as judged non-relevant where the qrels are silent, and the same comparison is made a second time
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from hybrid.api import open_index
-from hybrid.cli_common import add_quiet, make_parser, positive_int, run_cli
+from hybrid.cli_common import add_quiet, add_significance, make_parser, positive_int, run_cli
 from hybrid.collect.events import read_event_topics
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
@@ -92,6 +92,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--judged", metavar="FILE", help="passage ids judged for every query, one per line ('sample': the "
                                                     "bundled sample's curated sentences); adds the comparison on "
                                                     "condensed lists (unjudged passages removed, as trec_eval -J)")
+    add_significance(p)
     add_quiet(p)
     return p
 
@@ -147,19 +148,20 @@ def main(argv: list[str] | None = None) -> int:
             "index": str(index.path), "hits": args.hits, "argv": command, **produced_by(),
             "inputs": inputs(topics_path, index.path, qrels=qrels_path, index=index),
             "artifacts": used_artifacts(context.built.get(recipe.name))})
-    compared = compare(runs, qrels, groups, baseline, measures, judged)
+    tests = {"correction": args.correction, "permutations": args.permutations}
+    compared = compare(runs, qrels, groups, baseline, measures, judged, **tests)
     write_per_query(out / "per_query.tsv", compared["per_query"], groups)
-    table = format_markdown(compared["results"], baseline, measures, seconds, len(topics))
+    table = format_markdown(compared["results"], baseline, measures, seconds, len(topics), args.correction)
     with atomic_write(out / "results.md") as handle:
         handle.write(table + "\n")
-    document = {"baseline": baseline, "results": compared["results"], "seconds": seconds,
+    document = {"baseline": baseline, "results": compared["results"], "seconds": seconds, "significance": tests,
                 "recipes": {r.name: {"system": r.system, "description": r.description} for r in recipes},
                 "argv": argv if argv is not None else sys.argv[1:]}
     if judged is not None:
-        condensed = compare_condensed(runs, qrels, groups, baseline, measures, judged)
+        condensed = compare_condensed(runs, qrels, groups, baseline, measures, judged, **tests)
         write_per_query(out / "per_query.condensed.tsv", condensed["per_query"], groups)
         condensed_table = condensed_heading(args.judged) + format_markdown(condensed["results"], baseline, measures,
-                                                                           seconds, len(topics))
+                                                                           seconds, len(topics), args.correction)
         with atomic_write(out / "results.condensed.md") as handle:
             handle.write(condensed_table + "\n")
         document["condensed"] = {"judged": str(args.judged), "results": condensed["results"]}

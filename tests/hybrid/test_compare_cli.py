@@ -73,3 +73,29 @@ def test_names_and_errors(files, capsys):
     assert "--baseline 'zz' is not one of the runs" in capsys.readouterr().err
     assert run_cli(compare_main, [*base, str(files / "missing.trec")]) != 0
     assert "missing.trec" in capsys.readouterr().err
+
+
+def test_randomization_p_and_the_correction_are_reported(files, capsys):
+    """Issue 38, item 9: Fisher's randomization p beside t / Wilcoxon, corrected as --correction says."""
+    from hybrid.evaluation.significance import paired_test
+
+    base = ["--qrels", str(files / "qrels.txt"), str(files / "a.trec"), str(files / "b.trec"), str(files / "c.trec"),
+            "--measures", "RR@10", "--output-dir"]
+    cells = {}
+    for correction in ("none", "bonferroni", "holm"):
+        out = files / correction
+        assert compare_main([*base, str(out), "--correction", correction]) == 0
+        printed = capsys.readouterr().out
+        assert "paired t-test / Wilcoxon / randomization" in printed
+        document = json.loads((out / "results.json").read_text())
+        assert document["significance"] == {"correction": correction, "permutations": 10_000}
+        cells[correction] = {n: document["results"]["all"][n]["RR@10"] for n in ("b", "c")}
+    raw = {name: cells["none"][name]["r_p"] for name in ("b", "c")}
+    assert 0 < min(raw.values()) and max(raw.values()) <= 1
+    for name in ("b", "c"):
+        assert cells["bonferroni"][name]["r_p"] == pytest.approx(min(1.0, 2 * raw[name]))
+        assert cells["bonferroni"][name]["t_p"] == pytest.approx(min(1.0, 2 * cells["none"][name]["t_p"]))
+    low, high = sorted(raw, key=raw.get)
+    assert cells["holm"][low]["r_p"] == pytest.approx(min(1.0, 2 * raw[low]))
+    assert cells["holm"][high]["r_p"] == pytest.approx(max(cells["holm"][low]["r_p"], raw[high]))
+    assert paired_test({"q": 1.0}, {"q": 0.0}).randomization_p == 1.0  # one query: no test
