@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from hybrid.cli_common import make_parser, positive_int, run_cli
+from hybrid.cli_common import add_quiet, make_parser, positive_int, run_cli
 from hybrid.core.errors import IndexMissingError, InputError
 from hybrid.recipes import load_recipe
 from hybrid.recipes.plan import TrainingConfig, explicit_artifacts, make_plan, models_folder
@@ -69,7 +69,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ltr-queries", type=positive_int,
                    help="training queries of the LTR models (default: the recipe's)")
     p.add_argument("--reader-steps", type=positive_int, default=TrainingConfig.reader_steps)
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_quiet(p)
     return p
 
 
