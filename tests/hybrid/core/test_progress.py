@@ -15,7 +15,8 @@ from hybrid.core.progress import open_bars, progress
 
 ROOT = Path(__file__).resolve().parents[3]
 #: every command that shows a progress bar
-WITH_BARS = ["index", "search", "prepare", "experiment", "index_dense", "train_dense", "ltr", "reader", "fuse", "collect"]
+WITH_BARS = ["index", "search", "prepare", "experiment", "index_dense", "train_dense", "ltr", "reader", "fuse",
+             "collect"]
 #: sub-commands of those that print a listing or convert a file, with no bar to silence
 NO_BARS = {"python -m hybrid.ltr features", "python -m hybrid.reader evaluate-spans",
            "python -m hybrid.collect ecb-events"}
