@@ -317,6 +317,7 @@ def test_a_tampered_entity_cache_is_one_error(entity_cache, tiny_corpus, tmp_pat
     with pytest.raises(InputError) as caught:
         collection.load_entities(copy)
     assert f"{copy}:3" in str(caught.value)
+    assert_documented("is not [key, text, label, start, end] inside the passage")
 
 
 @pytest.mark.parametrize("content", [b"", b"garbage" * 20, None])
