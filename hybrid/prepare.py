@@ -32,7 +32,6 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 from hybrid.cli_common import add_quiet, make_parser, positive_int, run_cli
 from hybrid.core.errors import IndexMissingError, InputError
@@ -40,6 +39,7 @@ from hybrid.recipes import load_recipe
 from hybrid.recipes.plan import TrainingConfig, explicit_artifacts, make_plan, models_folder
 from hybrid.recipes.prepare_steps import open_model_set, run_plan
 from hybrid.recipes.training_data import labelled_files, training_set
+from hybrid.sample import index_location
 from hybrid.store.models import ModelSet, find_set, linked_set, write_link
 from indexes.lucene import METADATA
 
@@ -47,7 +47,8 @@ from indexes.lucene import METADATA
 def parser() -> argparse.ArgumentParser:
     p = make_parser("python -m hybrid.prepare", __doc__, epilog=True)
     p.add_argument("recipe", help="bundled recipe name or recipe TOML path")
-    p.add_argument("--index", required=True, help="the hybrid index the recipe will search")
+    p.add_argument("--index", required=True, help="the hybrid index the recipe will search; 'sample': the bundled "
+                                                  "sample's, built on first use")
     p.add_argument("--artifacts", help="model-set folder to use or fill (default: the store's set for the training "
                                        "data, or the set the index was prepared with; $HYBRID_ARTIFACTS)")
     p.add_argument("--models", help="a model set of the store by key (python -m hybrid.artifacts list), e.g. an "
@@ -84,7 +85,7 @@ def has_gpu() -> bool:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     recipe = load_recipe(args.recipe)
-    index = Path(args.index)
+    index = index_location(args.index, progress=not args.quiet)
     if not (index / METADATA).is_file():
         raise IndexMissingError(f"{index} is not a hybrid index (no {METADATA}); build it with "
                                 f"`python -m hybrid.index --corpus CORPUS --index {index}`")
