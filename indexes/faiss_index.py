@@ -215,6 +215,37 @@ def faiss_has_gpu() -> bool:
     return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
 
 
+def exact_copy(index):
+    """A flat (exact) FAISS index holding the same vectors as ``index``, with the same metric.
+
+    Why: FAISS has no GPU HNSW; on a GPU an HNSW index is searched exactly instead (brute force on the GPU is
+    faster than the graph on the CPU at the sizes this project meets, and finds at least what the graph finds).
+    """
+    import faiss
+
+    if not hasattr(index, "hnsw"):
+        return index
+    flat = faiss.IndexFlat(index.d, index.metric_type)
+    if index.ntotal:
+        flat.add(index.reconstruct_n(0, index.ntotal))
+    return flat
+
+
+def gpu_searcher(index):
+    """``index`` copied onto every visible GPU for searching (an HNSW index as its exact copy, see
+    :func:`exact_copy`). Reconstruction (exact re-scoring) keeps using the CPU index, memory-mapped."""
+    import faiss
+
+    if not faiss_has_gpu():
+        raise ConfigError(None, None, "a GPU search was asked for, but FAISS sees no GPU: install the gpu extra "
+                                      "(faiss-gpu) on a machine with a CUDA device, or search on the CPU")
+    return faiss.index_cpu_to_all_gpus(exact_copy(index))
+
+
+#: FAISS's GPU k-selection handles at most this many neighbours per query; larger fetches search on the CPU.
+GPU_MAX_K = 2048
+
+
 def _new_faiss(index_type: str, dim: int, hnsw_m: int, ef_construction: int):
     import faiss
 
@@ -444,10 +475,11 @@ class DenseIndex:
                                                 f"{self.metadata['faiss'].get('dim')}")
         if self.metadata["faiss"]["type"] == "hnsw":
             self.faiss.hnsw.efSearch = ef_search
-        use_gpu = faiss_has_gpu() if gpu is None else gpu
-        if use_gpu and self.metadata["faiss"]["type"] == "flat":
-            self.faiss = faiss.index_cpu_to_all_gpus(self.faiss)
-        self.on_gpu = bool(use_gpu and self.metadata["faiss"]["type"] == "flat")
+        #: searched on the GPU when faiss-gpu sees one (``gpu=None``) or when asked (``gpu=True``): the FAISS search
+        #: runs on a GPU copy (an HNSW index: its exact copy), while ``self.faiss`` stays the CPU index that exact
+        #: re-scoring reconstructs from
+        self.on_gpu = bool(faiss_has_gpu() if gpu is None else gpu)
+        self._searcher = gpu_searcher(self.faiss) if self.on_gpu else self.faiss
         self.rows = _read_part(self.path / ROWS, lambda where: np.load(where, mmap_mode="r" if mmap else None,
                                                                        allow_pickle=False))
         table = _read_part(self.path / PASSAGE_TABLE, _read_passage_table)
@@ -484,6 +516,7 @@ class DenseIndex:
                 raise IndexMissingError(f"{self.path} lacks {where.name}; rebuild it with "
                                         "`python -m hybrid.index_dense`")
             self.passage_vectors = _read_part(where, lambda part: faiss.read_index(str(part), flags))
+            self._passage_searcher = gpu_searcher(self.passage_vectors) if self.on_gpu else self.passage_vectors
             if self.passage_vectors.ntotal != n:
                 raise IndexMissingError(f"{self.path}: {self.passage_vectors.ntotal} passage vectors for {n} passages; "
                                         "rebuild it")
@@ -514,7 +547,8 @@ class DenseIndex:
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         k = min(k, self.size)
-        return self.faiss.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+        searcher = self._searcher if k <= GPU_MAX_K else self.faiss
+        return searcher.search(np.ascontiguousarray(queries, dtype=np.float32), k)
 
     def exact_scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Inner products of one query vector with the stored vectors of ``rows``, in float64.
@@ -545,7 +579,8 @@ class DenseIndex:
             raise IndexMissingError(f"{self.path} has no passage vectors; rebuild it with "
                                     "`python -m hybrid.index_dense`")
         k = min(k, int(self.passage_vectors.ntotal))
-        return self.passage_vectors.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+        searcher = self._passage_searcher if k <= GPU_MAX_K else self.passage_vectors
+        return searcher.search(np.ascontiguousarray(queries, dtype=np.float32), k)
 
     def stored_passage_number(self, passage_id: str | None, text: str) -> int | None:
         """The number of the indexed passage ``passage_id`` when its text is ``text`` (by :func:`text_hash`), so

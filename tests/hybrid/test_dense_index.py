@@ -415,3 +415,49 @@ def test_a_query_sentence_that_is_an_indexed_passage_takes_its_stored_vector(den
     run = retriever.search(topics, 5)
     assert [h.docid for h in run["same"]] == [h.docid for h in run["free"]]
     assert [h.score for h in run["same"]] == pytest.approx([h.score for h in run["free"]], abs=1e-5)
+
+
+def test_an_hnsw_index_has_an_exact_copy_for_the_gpu():
+    """FAISS has no GPU HNSW: the GPU searches the HNSW index's exact copy, which ranks as a flat index does."""
+    import faiss
+
+    from indexes.faiss_index import exact_copy
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((300, 16)).astype(np.float32)
+    queries = rng.standard_normal((5, 16)).astype(np.float32)
+    hnsw = faiss.IndexHNSWFlat(16, 8, faiss.METRIC_INNER_PRODUCT)
+    hnsw.add(vectors)
+    flat = faiss.IndexFlatIP(16)
+    flat.add(vectors)
+    copy = exact_copy(hnsw)
+    assert not hasattr(copy, "hnsw") and copy.metric_type == faiss.METRIC_INNER_PRODUCT and copy.ntotal == 300
+    np.testing.assert_array_equal(copy.search(queries, 10)[1], flat.search(queries, 10)[1])
+    assert exact_copy(flat) is flat
+
+
+def test_a_gpu_search_without_a_gpu_is_refused_in_one_line(dense_dir):
+    from indexes.faiss_index import faiss_has_gpu
+
+    if faiss_has_gpu():
+        pytest.skip("FAISS sees a GPU here")
+    with pytest.raises(ConfigError, match="gpu extra"):
+        DenseIndex(dense_dir, gpu=True)
+    assert not DenseIndex(dense_dir).on_gpu
+
+
+def test_gpu_search_ranks_as_the_cpu_search(dense_dir, encoder, sparse_index):
+    """Needs faiss-gpu and a CUDA device (the gpu extra); CI has neither and skips it."""
+    from indexes.faiss_index import GPU_MAX_K, faiss_has_gpu
+
+    if not faiss_has_gpu():
+        pytest.skip("needs faiss-gpu and a GPU")
+    cpu, gpu = DenseIndex(dense_dir, gpu=False), DenseIndex(dense_dir, gpu=True)
+    assert gpu.on_gpu and not cpu.on_gpu
+    topics = [Topic(pid, sparse_index.passage_text(pid), 0, 4, passage_id=pid) for pid in cpu.passage_ids[:4]]
+    runs = [DenseRetriever(index, encoder, k=5, same_kind=False).search(topics, 5) for index in (cpu, gpu)]
+    for qid in runs[0]:
+        assert [h.docid for h in runs[0][qid]] == [h.docid for h in runs[1][qid]]
+        assert [h.score for h in runs[0][qid]] == pytest.approx([h.score for h in runs[1][qid]], abs=1e-5)
+    queries = cpu.faiss.reconstruct_n(0, 2)
+    assert gpu.search(queries, GPU_MAX_K + 1)[1].shape == (2, min(GPU_MAX_K + 1, gpu.size))  # CPU past the limit
