@@ -1,0 +1,244 @@
+"""Every GPU row of issue 39 in one run (fits a ~10-minute GPU slot): full project path against model forward alone.
+
+Rows (each ``per second``, on ``--device``; fp32 and every ``--precisions`` value for the model rows):
+
+* ``encode``: :meth:`features.encoder.BiEncoder.encode_units` over passages of the bundled sample corpus (one
+  vector per candidate mention + the passage vector: what ``hybrid.index_dense`` does), against the model's
+  forward pass alone over the same sequences, tokenised and padded before the clock starts;
+* ``reader``: :func:`ltr.reader.infer.score_pairs` over (query, passage) pairs, against the reader model's
+  forward alone over the same windows, encoded and collated before the clock starts;
+* ``bi-encoder training``: optimiser steps per second of the contrastive loss (``hybrid.dense.train``'s);
+* ``faiss``: ``--vectors`` random unit vectors (1M by default), ``--queries`` queries, top 100: exact
+  (flat inner product) on the CPU vs the GPU, and HNSW (built over ``--hnsw-vectors``) on the CPU vs its exact
+  GPU copy (:func:`indexes.faiss_index.gpu_searcher`; FAISS has no GPU HNSW).
+
+GPU rows are skipped (and say so) where torch / FAISS see no GPU. ``--smoke`` runs every row at tiny sizes on
+any machine (CI's test of this script). Example::
+
+    python benchmarks/gpu_throughput.py --device cuda --output benchmarks/results/speed-gpu
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+SAMPLE = Path(__file__).resolve().parent.parent / "hybrid" / "sample"
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _timed(function, device: str) -> float:
+    _sync(device)
+    started = time.perf_counter()
+    function()
+    _sync(device)
+    return time.perf_counter() - started
+
+
+def sample_passages(n: int) -> list[dict]:
+    """``n`` passages of the bundled sample corpus (repeated when it has fewer), with their mentions."""
+    rows = [json.loads(line) for line in (SAMPLE / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [rows[i % len(rows)] for i in range(n)]
+
+
+def encode_rows(args, device: str) -> list[dict]:
+    import torch
+
+    from features.encoder import BiEncoder, Unit
+
+    encoder = BiEncoder.load(args.encoder, device=device)
+    units = [Unit(p["text"], [(m["start"], m["end"]) for m in p.get("mentions") or []])
+             for p in sample_passages(args.passages)]
+    encoder.encode_units(units[: args.batch_size], "passage", passages=True)  # warm-up
+    sequences, _ = encoder._sequences(units, "passage", passages=True)
+    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i].ids))
+    batches = []
+    for b in range(0, len(order), args.batch_size):
+        batch = [sequences[i] for i in order[b : b + args.batch_size]]
+        width = max(len(s.ids) for s in batch)
+        ids = torch.full((len(batch), width), encoder.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for i, seq in enumerate(batch):
+            ids[i, : len(seq.ids)] = torch.tensor(seq.ids)
+            mask[i, : len(seq.ids)] = 1
+        batches.append((ids.to(device), mask.to(device)))
+    rows = []
+    for precision in ["fp32", *args.precisions]:
+        encoder.set_precision(precision)
+
+        def forward():
+            with torch.inference_mode(), encoder._autocast():
+                for ids, mask in batches:
+                    encoder.passage_model(input_ids=ids, attention_mask=mask)
+
+        full = _timed(lambda: encoder.encode_units(units, "passage", batch_size=args.batch_size, passages=True),
+                      device)
+        alone = _timed(forward, device)
+        rows.append({"row": f"encode passages ({precision})", "unit": "passages/s",
+                     "full path": len(units) / full, "forward alone": len(units) / alone})
+    return rows
+
+
+def reader_rows(args, device: str) -> list[dict]:
+    import torch
+
+    from hybrid.core.formats.topics import read_topics
+    from ltr.reader.encoding import collate, encode_pairs
+    from ltr.reader.infer import score_pairs
+    from ltr.reader.store import new_reader
+
+    reader = new_reader(args.reader_base).to(device)
+    reader.model.eval()
+    topics = read_topics(SAMPLE / "topics.jsonl")
+    texts = [p["text"] for p in sample_passages(args.pairs)]
+    pair_topics = [topics[i % len(topics)] for i in range(args.pairs)]
+    score_pairs(reader, pair_topics[: args.batch_size], texts[: args.batch_size])  # warm-up
+    windows = encode_pairs(reader.tokenizer, pair_topics, texts, reader.encoding)
+    order = sorted(range(len(windows)), key=lambda i: len(windows[i].input_ids))
+    batches = []
+    for b in range(0, len(order), args.batch_size):
+        batch = {k: v.to(device) for k, v in collate([windows[i] for i in order[b : b + args.batch_size]],
+                                                     reader.tokenizer.pad_token_id).items()}
+        batch.pop("gold_start"), batch.pop("gold_end")
+        batches.append(batch)
+
+    def forward():
+        with torch.inference_mode():
+            for batch in batches:
+                reader.model(**batch)
+
+    full = _timed(lambda: score_pairs(reader, pair_topics, texts, batch_size=args.batch_size), device)
+    alone = _timed(forward, device)
+    return [{"row": "reader score_pairs (fp32)", "unit": "pairs/s", "full path": args.pairs / full,
+             "forward alone": args.pairs / alone}]
+
+
+def training_rows(args, device: str) -> list[dict]:
+    import torch
+
+    from features.encoder import BiEncoder, Unit
+    from hybrid.dense.train import contrastive_loss
+
+    encoder = BiEncoder.load(args.encoder, device=device).train()
+    optimizer = torch.optim.AdamW(encoder.parameters(), lr=2e-5)
+    passages = sample_passages(args.train_batch * (args.train_steps + 1))
+    rng = random.Random(13)
+
+    def step(n: int) -> None:
+        chunk = passages[n * args.train_batch : (n + 1) * args.train_batch]
+        queries, candidates = [], []
+        for p in chunk:
+            m = rng.choice(p.get("mentions") or [{"start": 0, "end": 1}])
+            queries.append(Unit(p["text"], [(m["start"], m["end"])]))
+            candidates.append(Unit(p["text"], [(m["start"], m["end"])]))
+        loss = contrastive_loss(encoder, queries, candidates, list(range(len(chunk))),
+                                [[False] * len(chunk) for _ in chunk], 20.0)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    step(args.train_steps)  # warm-up (the last chunk)
+    seconds = _timed(lambda: [step(n) for n in range(args.train_steps)], device)
+    return [{"row": f"bi-encoder training (batch {args.train_batch}, fp32)", "unit": "steps/s",
+             "full path": args.train_steps / seconds, "forward alone": None}]
+
+
+def faiss_rows(args) -> list[dict]:
+    import faiss
+
+    from indexes.faiss_index import faiss_has_gpu, gpu_searcher
+
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((args.vectors, args.dim), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    queries = vectors[rng.choice(args.vectors, args.queries, replace=False)] + 0.01
+    rows = []
+    flat = faiss.IndexFlatIP(args.dim)
+    flat.add(vectors)
+    hnsw = faiss.IndexHNSWFlat(args.dim, 32, faiss.METRIC_INNER_PRODUCT)
+    hnsw.hnsw.efConstruction = 200
+    hnsw.add(vectors[: args.hnsw_vectors])
+    hnsw.hnsw.efSearch = 128
+    gpu = faiss_has_gpu()
+    for name, index, size in (("exact (flat)", flat, args.vectors), ("HNSW", hnsw, args.hnsw_vectors)):
+        cpu_seconds = _timed(lambda index=index: index.search(queries, 100), "cpu")
+        row = {"row": f"FAISS {name}, {size:,} x {args.dim}, top 100", "unit": "queries/s",
+               "CPU": args.queries / cpu_seconds, "GPU": None}
+        if gpu:
+            on_gpu = gpu_searcher(index)
+            on_gpu.search(queries[:10], 100)  # warm-up
+            row["GPU"] = args.queries / _timed(lambda on_gpu=on_gpu: on_gpu.search(queries, 100), "cpu")
+        rows.append(row)
+    return rows
+
+
+def markdown(report: dict) -> str:
+    lines = [f"# GPU throughput (issue 39): {report['device']}", "",
+             f"`{' '.join(report['argv'])}`", "",
+             "| row | unit | full path | forward alone | CPU | GPU |", "|---|---|---:|---:|---:|---:|"]
+
+    def cell(value):
+        return "" if value is None else f"{value:,.1f}"
+
+    for row in report["rows"]:
+        lines.append(f"| {row['row']} | {row['unit']} | {cell(row.get('full path'))} | "
+                     f"{cell(row.get('forward alone'))} | {cell(row.get('CPU'))} | {cell(row.get('GPU'))} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--encoder", default="minilm")
+    p.add_argument("--reader-base", help="the reader's base checkpoint (default: the bundled MiniLM)")
+    p.add_argument("--precisions", nargs="*", default=None, help="besides fp32 (default: bf16 fp16 on a GPU)")
+    p.add_argument("--passages", type=int, default=20000)
+    p.add_argument("--pairs", type=int, default=20000)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--train-steps", type=int, default=50)
+    p.add_argument("--train-batch", type=int, default=32)
+    p.add_argument("--vectors", type=int, default=1_000_000)
+    p.add_argument("--hnsw-vectors", type=int, default=200_000)
+    p.add_argument("--dim", type=int, default=768, help="768 = span+mean pooling of a 384-dimension encoder")
+    p.add_argument("--queries", type=int, default=1000)
+    p.add_argument("--smoke", action="store_true", help="tiny sizes, any machine (a test of this script)")
+    p.add_argument("--output", help="write OUTPUT.json and OUTPUT.md")
+    args = p.parse_args(argv)
+    if args.precisions is None:
+        args.precisions = ["bf16", "fp16"] if args.device.startswith("cuda") else []
+    if args.smoke:
+        args.passages = args.pairs = 24
+        args.batch_size, args.train_steps, args.train_batch = 8, 2, 4
+        args.vectors, args.hnsw_vectors, args.queries, args.dim = 3000, 1000, 20, 32
+    device_name = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else platform.processor() or "cpu"
+    report = {"device": f"{args.device}: {device_name}", "argv": sys.argv[1:] if argv is None else argv,
+              "torch": torch.__version__, "rows": []}
+    for rows in (encode_rows, reader_rows, training_rows):
+        report["rows"] += rows(args, args.device)
+        print(json.dumps(report["rows"][-1]), file=sys.stderr)
+    report["rows"] += faiss_rows(args)
+    text = markdown(report)
+    print(text)
+    if args.output:
+        Path(f"{args.output}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        Path(f"{args.output}.md").write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
