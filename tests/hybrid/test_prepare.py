@@ -178,3 +178,26 @@ def test_without_train_the_bundled_set_and_with_train_alone_the_derived_queries(
     plan = json.loads(capsys.readouterr().out)
     assert plan["training"]["name"] == "labelled" and plan["training"]["queries"] > 0
     assert plan["training"]["topics"] != str(labels[1])  # derived from the clusters, not the given file
+
+
+def test_reader_recipe_is_prepared_in_place_and_runs(tiny_index, labels, tiny_bert, tmp_path, store, capsys):
+    """hybrid-dense-reader in miniature: the reader is trained (warm-started from the set's encoder) after the
+    encoder, the dense index and the LTR model of the recipe it reranks; the labelled corpus is the indexed one."""
+    import shutil
+
+    index = tmp_path / "tiny-index"
+    shutil.copytree(tiny_index, index)
+    inner = write_recipe(tmp_path)
+    reader_recipe = tmp_path / "tiny-dense-reader.toml"
+    reader_recipe.write_text(f'name = "tiny-dense-reader"\n[system]\ntype = "pipeline"\nfirst = "{inner}"\n'
+                             'rerankers = [{ type = "reader", model = "reader/tiny", depth = 3, '
+                             'span_source = "mentions", interpolate = 0.5 }]\n')
+    assert prepare_main([str(reader_recipe), "--index", str(index), *train_args(labels, tiny_bert),
+                         "--reader-steps", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["made"] == ["encoder", "dense-index", "ltr", "reader"]
+    (model_set,) = list_sets(store)
+    assert model_set.model("reader/tiny")["base"] == "dense/encoder"
+    run = tmp_path / "reader.trec"
+    assert search_main(["--index", str(index), "--recipe", str(reader_recipe), "--topics",
+                        str(labels[1]), "--output", str(run), "--quiet", "--hits", "5"]) == 0
+    assert run.read_text().splitlines()
