@@ -45,6 +45,7 @@ import torch
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
+from hybrid.core.outputs import Kind
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import file_sha256, produced_by
 from hybrid.core.records import Topic
@@ -57,6 +58,8 @@ OPEN, CLOSE = "<m>", "</m>"
 PRECISIONS = ("fp32", "bf16", "fp16")
 POOLINGS = ("span", "cls", "mean", "span+cls", "span+mean")
 ENCODER_CONFIG = "hybrid-encoder.json"
+#: A saved bi-encoder folder, for the output policy (hybrid.core.outputs): ``--overwrite`` replaces only this.
+ENCODER = Kind("encoder", manifests=(ENCODER_CONFIG,))
 #: Files whose bytes define an encoder (hashed into its fingerprint).
 _FINGERPRINT_FILES = ("model.safetensors", "pytorch_model.bin", "config.json", "tokenizer.json",
                       "tokenizer_config.json", "vocab.txt", "special_tokens_map.json", "added_tokens.json")
@@ -316,8 +319,9 @@ class BiEncoder:
         encoder.to(device).eval()
         return encoder
 
-    def save(self, path: str | Path, extra: dict[str, Any] | None = None, overwrite: bool = True) -> Path:
-        """Atomically write weights (safetensors), tokenizer, HF config and ``hybrid-encoder.json``."""
+    def save(self, path: str | Path, extra: dict[str, Any] | None = None, overwrite: bool = False) -> Path:
+        """Atomically write weights (safetensors), tokenizer, HF config and ``hybrid-encoder.json``; an existing
+        folder is replaced only with ``overwrite``."""
         path = Path(path)
         with atomic_directory(path, overwrite=overwrite) as tmp:
             self.write_to(tmp, extra)

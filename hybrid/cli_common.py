@@ -1,4 +1,7 @@
-"""Shared command-line plumbing: logging, clean error exits, parsers, argument checks, output safety."""
+"""Shared command-line plumbing: logging, clean error exits, parsers, argument checks.
+
+What a command may write is decided by the output policy, :mod:`hybrid.core.outputs`.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable
 
 from hybrid.core.errors import ConfigError, IndexMissingError, InputError
 
@@ -167,36 +169,3 @@ def output_file(text: str) -> str:
     if os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text} is a directory; give the name of a file to write")
     return text
-
-
-# -- outputs never overwrite inputs ------------------------------------------------------------------------------
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        if os.path.samefile(a, b):
-            return True
-    except OSError:
-        pass
-    return a.resolve() == b.resolve()
-
-
-def check_outputs(outputs: dict[str, str | Path | None], inputs: dict[str, str | Path | None]) -> None:
-    """Refuse an output that is one of the inputs, or another output (resolved paths, then ``samefile``).
-
-    ``outputs``/``inputs`` map an option name (``--output``) to a path; None entries are ignored.
-    """
-    outs = [(name, Path(path)) for name, path in outputs.items() if path]
-    ins = [(name, Path(path)) for name, path in inputs.items() if path]
-    for i, (name, path) in enumerate(outs):
-        for other, source in ins:
-            if _same(path, source):
-                raise InputError(path, None, f"{name} is the same file as {other}; refusing to overwrite an input")
-        for other, earlier in outs[:i]:
-            if _same(path, earlier):
-                raise InputError(path, None, f"{name} and {other} name the same file; give each its own")
-
-
-def inputs_of(args: argparse.Namespace, names: Iterable[str]) -> dict[str, str | None]:
-    """``{'--topics': args.topics, ...}`` for the named attributes of ``args``."""
-    return {"--" + name.replace("_", "-"): getattr(args, name, None) for name in names}

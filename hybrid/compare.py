@@ -32,6 +32,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.consistency import compare_query_ids
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run
+from hybrid.core.outputs import Input, Output, Writes, run_input
 from hybrid.core.provenance import produced_by
 from hybrid.evaluation.comparison import (
     COMPARISON_MEASURES,
@@ -76,10 +77,22 @@ def named_runs(specs: list[str]) -> dict[str, str]:
     return named
 
 
+def writes(args: argparse.Namespace, paths: dict[str, str]) -> Writes:
+    """The tables this command writes into --output-dir and the files it reads, for the output policy
+    (hybrid.core.outputs): earlier tables there are replaced, inputs never."""
+    out = Path(args.output_dir) if args.output_dir else None
+    names = ["per_query.tsv", "results.md", "results.json"] + (["per_query.condensed.tsv"] if args.judged else [])
+    outputs = [Output(f"--output-dir {name}", out / name, replace=True) for name in names] if out else []
+    reads = [*(run_input(f"run {name}", path) for name, path in paths.items()),
+             *(Input(f"--{what}", sample_path(what, getattr(args, what))) for what in ("qrels", "topics", "judged"))]
+    return Writes("hybrid.compare", outputs, reads)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
 
     paths = named_runs(args.runs)
+    writes(args, paths).check()
     baseline = args.baseline or next(iter(paths))
     if baseline not in paths:
         raise InputError(None, None, f"--baseline {baseline!r} is not one of the runs {list(paths)}")

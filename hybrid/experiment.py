@@ -35,6 +35,7 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.outputs import Input, Output, Writes, run_output
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import inputs, produced_by, used_artifacts
 from hybrid.core.records import Run, Topic
@@ -97,6 +98,22 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def writes(args: argparse.Namespace, recipes: list, topics: str | Path, qrels: str | Path) -> Writes:
+    """The files this command writes into --output-dir (a run per recipe, the tables) and what it reads, for
+    the output policy (hybrid.core.outputs); earlier results there are replaced, inputs never."""
+    out = Path(args.output_dir)
+    tables = ["per_query.tsv", "results.md", "results.json"]
+    if args.judged:
+        tables += ["per_query.condensed.tsv", "results.condensed.md"]
+    outputs = [run_output(f"--output-dir run {r.name}.trec", out / f"{r.name}.trec") for r in recipes]
+    outputs += [Output(f"--output-dir {name}", out / name, replace=True) for name in tables]
+    judged = sample_paths().judged if args.judged == "sample" else args.judged
+    reads = [Input("--topics", topics), Input("--qrels", qrels), Input("--judged", judged),
+             Input("--index", args.index if args.index not in (None, "sample") else None),
+             *(Input(f"--recipes {r.name}", r.source.path) for r in recipes)]
+    return Writes("hybrid.experiment", outputs, reads)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
 
@@ -116,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         raise ConfigError(None, None, f"baseline {baseline!r} is not one of the recipes {names}")
     if qrels_path == "sample":
         qrels_path = sample_paths().qrels
+    writes(args, recipes, topics_path, qrels_path).check()
     index = open_index(args.index or "sample", progress=False)
     kinds = {topics_kind(r) for r in recipes}
     if len(kinds) > 1:

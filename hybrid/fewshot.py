@@ -42,6 +42,7 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.outputs import JSON, Output, Writes, inputs_of
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
@@ -389,8 +390,15 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def writes(args: argparse.Namespace) -> Writes:
+    """What this command writes (the results JSON, replacing an earlier one) and reads, for the output policy."""
+    return Writes("hybrid.fewshot", [Output("--output", args.output, JSON, replace=True)],
+                  inputs_of(args, ("index", "dense", "topics", "qrels")))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    writes(args).check()
     import torch
 
     torch.set_num_threads(1)  # tiny per-query models: one thread is several times faster on a shared CPU

@@ -30,7 +30,6 @@ from pathlib import Path
 from hybrid.api import attach_spans
 from hybrid.cli_common import (
     add_quiet,
-    check_outputs,
     make_parser,
     non_negative_int,
     output_file,
@@ -42,6 +41,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import iter_lines, parse_json_object, require
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, read_run_meta, sha256_file, write_run_set
+from hybrid.core.outputs import Input, Output, Writes, run_input, run_output
 from hybrid.core.provenance import produced_by
 from hybrid.core.records import Run
 
@@ -126,12 +126,18 @@ def check_arguments(args: argparse.Namespace) -> list[str | None]:
 
     if args.output_spans is None and any(spans):
         args.output_spans = default_spans_output(args.output)
-    outputs = {"--output": args.output, "--output-spans": args.output_spans, "the meta": f"{args.output}.meta.json"}
-    inputs = {f"--runs {path}": path for path in args.runs}
-    inputs.update({f"--spans {path}": path for path in spans if path})
-    inputs["--qrels"] = args.qrels
-    check_outputs(outputs, inputs)
+    writes(args, spans).check()
     return spans
+
+
+def writes(args: argparse.Namespace, spans: list[str | None]) -> Writes:
+    """What the fusion writes (run, spans, meta) and reads (runs with their meta, spans, qrels), for the output
+    policy (hybrid.core.outputs)."""
+    reads = [run_input(f"--runs {path}", path) for path in args.runs]
+    reads += [Input(f"--spans {path}", path) for path in spans if path]
+    reads.append(Input("--qrels", args.qrels))
+    return Writes("hybrid.fuse", [run_output("--output", args.output),
+                                  Output("--output-spans", args.output_spans, replace=True)], reads)
 
 
 def read_inputs(runs: list[str], spans: list[str | None], depth: int | None) -> list[Run]:

@@ -16,7 +16,8 @@ import sys
 from features.annotate import ANNOTATIONS, DEFAULT_MODEL, AnnotationConfig
 from hybrid.cli_common import add_quiet, make_parser, non_negative_int, positive_int, run_cli
 from hybrid.core.errors import InputError
-from indexes.lucene import IndexConfig, build_index
+from hybrid.core.outputs import Writes
+from indexes.lucene import IndexConfig, build_index, index_writes
 
 
 def parser() -> argparse.ArgumentParser:
@@ -49,7 +50,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-empty-annotations", action="store_true",
                    help='treat "mentions": [] as annotated-with-no-mentions (default: detect candidates)')
     p.add_argument("--overwrite", action="store_true",
-                   help="replace an existing index (only once the new one is complete)")
+                   help="replace an existing hybrid index (only once the new one is complete); refused when the "
+                        "folder holds anything the build did not write, such as a dense index")
+    p.add_argument("--overwrite-all", action="store_true",
+                   help="with --overwrite: also delete what else the index folder holds (a dense index, other files)")
     p.add_argument("--skip-bad", action="store_true", help="skip malformed corpus lines (reported) instead of failing")
     add_quiet(p)
     p.add_argument("--shards", type=positive_int,
@@ -62,8 +66,16 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def writes(args: argparse.Namespace) -> Writes:
+    """What this command writes and reads, for the output policy (hybrid.core.outputs)."""
+    return index_writes(args.index, args.corpus, args.overwrite, args.overwrite_all)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.overwrite_all and not args.overwrite:
+        raise InputError(None, None, "--overwrite-all goes with --overwrite")
+    writes(args).check()
 
     annotation = AnnotationConfig(
         annotation=args.annotation, model=args.spacy_model, ner=args.ner, detect=args.detect, chains=args.chains,
@@ -79,14 +91,15 @@ def main(argv: list[str] | None = None) -> int:
 
         with get_engine(args.engine, address=args.ray_address) as engine:
             meta = build_sharded_index(config, args.index, args.shards, engine=engine, overwrite=args.overwrite,
-                                       skip_bad=args.skip_bad, progress=not args.quiet)
+                                       skip_bad=args.skip_bad, progress=not args.quiet,
+                                       overwrite_all=args.overwrite_all)
             if args.dense_encoder:
                 from indexes.shards import build_dense_shards  # deferred: importing it loads numpy
 
                 build_dense_shards(args.index, args.dense_encoder, engine=engine, progress=not args.quiet)
     else:
         meta = build_index(config, args.index, overwrite=args.overwrite, skip_bad=args.skip_bad,
-                           progress=not args.quiet)
+                           progress=not args.quiet, overwrite_all=args.overwrite_all)
     print(json.dumps({"index": args.index, **meta["counts"], "seconds": meta["build_seconds"]}))
     return 0
 

@@ -24,6 +24,8 @@ from pathlib import Path
 
 from hybrid.cli_common import add_quiet, make_parser, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
+from hybrid.core.outputs import Input, Output, Writes
+from hybrid.core.provenance import METADATA
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
 
@@ -56,8 +58,31 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def writes(args: argparse.Namespace, index: str | Path) -> Writes:
+    """What this command writes and reads (``index``: where --index lives), for the output policy
+    (hybrid.core.outputs): the dense index goes in its own place inside the hybrid index (``<index>/dense``)
+    or outside it, never over another artifact."""
+    from indexes.faiss_index import DENSE_DIR, DENSE_INDEX  # deferred: importing it loads numpy
+
+    output = args.output or Path(index) / DENSE_DIR
+    return Writes("hybrid.index_dense", [Output("--output", output, DENSE_INDEX)],
+                  [Input("--index", index, keeps=(DENSE_DIR,)), Input("--encoder", args.encoder),
+                   Input("the index's corpus", indexed_corpus(index))], args.overwrite)
+
+
+def indexed_corpus(index: str | Path) -> str | None:
+    """The corpus a hybrid index records it was built from (None when it records none)."""
+    try:
+        config = json.loads((Path(index) / METADATA).read_text(encoding="utf-8")).get("config", {})
+        return str(config["corpus"]) if isinstance(config, dict) and config.get("corpus") else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    index_path = index_location(args.index, progress=not args.quiet)
+    writes(args, index_path).check()
     if args.batch_size < 1:
         raise InputError(None, None, "--batch-size must be >= 1")
     if args.threads:
@@ -69,7 +94,6 @@ def main(argv: list[str] | None = None) -> int:
     from features.encoder import BiEncoder  # deferred: importing it loads numpy, torch
     from indexes.faiss_index import DENSE_DIR, build_dense_index  # deferred: importing it loads numpy
 
-    index_path = index_location(args.index, progress=not args.quiet)
     index = open_one_index(index_path, "python -m hybrid.index_dense (a sharded index builds its dense parts "
                                        "with python -m hybrid.index --shards N --dense-encoder ENC)")
     encoder = BiEncoder.load(args.encoder, device=args.device)

@@ -37,8 +37,6 @@ from typing import Any
 from hybrid.cli_common import (
     add_quiet,
     add_subparser,
-    check_outputs,
-    inputs_of,
     make_parser,
     output_file,
     positive_int,
@@ -50,6 +48,7 @@ from hybrid.core.errors import ConfigError, InputError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.outputs import Output, Writes, inputs_of, run_output
 from hybrid.core.provenance import file_digest, index_sha256, produced_by
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
@@ -293,9 +292,6 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     from ltr.model import TrainedModel  # deferred: importing it loads numpy
     from ltr.pipeline import LtrReranker  # deferred: importing it loads numpy
 
-    check_outputs({"--output": args.output, "--output-spans": args.output_spans,
-                   "--output meta": f"{args.output}.meta.json"},
-                  inputs_of(args, ("run", "topics", "spans", "qrels", "featureset")))
     model = TrainedModel.load(args.model)
     if args.featureset:
         model.check_featureset(load_featureset(args.featureset))
@@ -405,12 +401,36 @@ def cmd_features(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What each sub-command reads (attributes of its arguments), for the output policy; runs with their side files.
+READS = ("index", "cache", "model", "featureset", *(f"{prefix}{name}" for prefix in ("", "dev_", "test_")
+                                                  for name in ("topics", "run", "spans", "qrels")))
+RUNS = ("run", "dev_run", "test_run")
+
+
+def writes(args: argparse.Namespace) -> Writes:
+    """What this command writes and reads, for the output policy (hybrid.core.outputs): a model folder
+    (``train``), a run with its spans and meta (``rerank``), or a table, export or plot file."""
+    from ltr.model import LTR_MODEL  # deferred: importing it loads numpy
+
+    command = args.command
+    if command == "train":
+        outputs = [Output("--output", args.output, LTR_MODEL), Output("--importance", args.importance, replace=True)]
+    elif command == "rerank":
+        outputs = [run_output("--output", args.output), Output("--output-spans", args.output_spans, replace=True)]
+    elif command == "importance":
+        outputs = [Output("--png", args.png, replace=True)]
+    else:  # ablate, export: a table or an SVMlight file
+        outputs = [Output("--output", getattr(args, "output", None), replace=True)]
+    return Writes(f"hybrid.ltr {command}", outputs, inputs_of(args, READS, RUNS), getattr(args, "overwrite", False))
+
+
 COMMANDS = {"features": cmd_features, "train": cmd_train, "rerank": cmd_rerank, "ablate": cmd_ablate,
             "export": cmd_export, "importance": cmd_importance}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    writes(args).check()
     if getattr(args, "quiet", False):
         logging.getLogger("ltr").setLevel(logging.WARNING)
         logging.getLogger("hybrid").setLevel(logging.WARNING)

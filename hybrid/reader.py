@@ -25,8 +25,6 @@ from pathlib import Path
 from hybrid.cli_common import (
     add_quiet,
     add_subparser,
-    check_outputs,
-    inputs_of,
     make_parser,
     output_file,
     positive_int,
@@ -37,6 +35,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, write_run_set
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.outputs import Output, Writes, inputs_of, run_output
 from hybrid.core.provenance import produced_by
 from hybrid.evaluation.judged import read_judged
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
@@ -62,6 +61,7 @@ def _add_train(sub) -> None:
                    help="passage ids judged for every query (as hybrid.eval --judged): negatives come only from "
                         "them, and queries left with none are dropped (for collections judged in part)")
     p.add_argument("--output", required=True, help="directory of the trained reader")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing reader at --output (only a reader)")
     p.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the GPU when present)")
     p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
     p.add_argument("--stop-after", type=positive_int, help="stop after N steps of this call (resumable)")
@@ -180,7 +180,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         context = LeadContext.from_corpus(args.corpus, config.context_sentences)
     started = time.time()
     train(pool, config, args.output, device=args.device, progress=not args.quiet, resume=not args.no_resume,
-          stop_after=args.stop_after, context=context)
+          stop_after=args.stop_after, context=context, overwrite=args.overwrite)
     print(json.dumps({"output": args.output, "queries": len(pool), "seconds": round(time.time() - started, 1)}),
           file=sys.stderr)
     return 0
@@ -191,8 +191,6 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     from ltr.reader.stage import ReaderReranker  # deferred: importing it loads ir_measures, numpy, torch
     from ltr.reader.store import load_reader  # deferred: importing it loads numpy, torch
 
-    check_outputs({"--output": args.output, "--spans": args.spans, "--output meta": f"{args.output}.meta.json"},
-                  inputs_of(args, ("run", "topics", "qrels")))
     if args.rerank_depth < 1 or args.batch_size < 1:
         raise InputError(None, None, "--rerank-depth and --batch-size must be >= 1")
     weights = None
@@ -247,8 +245,30 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def writes(args: argparse.Namespace) -> Writes:
+    """What this command writes and reads, for the output policy (hybrid.core.outputs)."""
+    if args.command == "train":
+        from ltr.reader.store import READER  # deferred: importing it loads numpy, torch
+        from ltr.reader.train import CHECKPOINT, checkpoint_path  # deferred: importing it loads numpy, torch
+
+        outputs = [Output("--output", args.output, READER),
+                   Output("--output checkpoint", checkpoint_path(args.output), CHECKPOINT, replace=True)]
+        reads = ["index", "corpus", "queries", "judged", "base_model"]
+        if Path(args.pool).exists():  # a pool is read when it is there, built when it is not
+            reads.append("pool")
+        else:
+            outputs.append(Output("--pool", args.pool, sides=("{name}.meta.json",)))
+        return Writes("hybrid.reader train", outputs, inputs_of(args, reads), args.overwrite)
+    if args.command == "rerank":
+        return Writes("hybrid.reader rerank", [run_output("--output", args.output),
+                                               Output("--spans", args.spans, replace=True)],
+                      inputs_of(args, ("run", "topics", "qrels", "index", "model"), runs=("run",)))
+    return Writes(f"hybrid.reader {args.command}", [])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    writes(args).check()
     if getattr(args, "threads", None):
         import torch
 

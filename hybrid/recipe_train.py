@@ -25,10 +25,13 @@ import sys
 from hybrid.cli_common import make_parser, positive_int, run_cli
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.outputs import Input, Output, Writes, inputs_of
 from hybrid.recipes import Context, load_recipe
+from hybrid.recipes.builders import artifact_path, reranker_specs
 from hybrid.recipes.training import train_recipe
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
+from ltr.model import LTR_MODEL
 
 log = logging.getLogger("hybrid.recipe_train")
 
@@ -49,11 +52,29 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def ltr_specs(recipe) -> list[dict]:
+    """The ltr reranker entries of a pipeline recipe, in order (none for another system type)."""
+    specs = reranker_specs(recipe.system, recipe.source) if recipe.system.get("type") == "pipeline" else []
+    return [spec for spec in specs if spec["type"] == "ltr"]
+
+
+def writes(args: argparse.Namespace, recipe) -> Writes:
+    """What this command writes (the model folder of every ltr reranker of the recipe: only an LTR model is
+    ever replaced) and reads, for the output policy (hybrid.core.outputs)."""
+    context = Context(index=None, artifacts=args.artifacts)
+    outputs = [Output(f"the model of reranker {number} ({spec.get('model')})",
+                      artifact_path(spec.get("model"), "rerankers", "ltr", context, recipe.source, must_exist=False),
+                      LTR_MODEL) for number, spec in enumerate(ltr_specs(recipe), start=1)]
+    reads = [Input("the recipe", recipe.source.path), *inputs_of(args, ("index", "topics", "qrels"))]
+    return Writes("hybrid.recipe_train", outputs, reads, args.overwrite)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     recipe = load_recipe(args.recipe)
+    writes(args, recipe).check()
     index = open_one_index(index_location(args.index), "python -m hybrid.recipe_train")
     topics = read_topics(args.topics, resolve=index.passage_text)
     qrels = read_qrels(args.qrels)

@@ -26,7 +26,8 @@ from hybrid.cli_common import make_parser, run_cli
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.config import read_config_text, toml_loads
-from indexes.lucene import IndexConfig, build_index
+from hybrid.core.outputs import Input, Kind, Output, Writes
+from indexes.lucene import HYBRID_INDEX, IndexConfig, build_index
 
 KEYS = {"name", "description", "index", "corpus", "topics", "qrels", "tolerance", "hits", "recipes", "expected",
         "runtime", "annotation"}
@@ -53,6 +54,30 @@ def load(path: Path) -> dict:
     return data
 
 
+def _looks_like_regression(path: Path) -> bool:
+    """A regression file: TOML with an ``expected`` table."""
+    try:
+        return isinstance(toml_loads(read_config_text(path), path).get("expected"), dict)
+    except (ConfigError, tomllib.TOMLDecodeError, OSError):
+        return False
+
+
+#: What ``--update`` rewrites, for the output policy: a regression file, in place, and nothing else.
+REGRESSION_FILE = Kind("regression file", looks_like=_looks_like_regression)
+
+
+def writes(path: Path, data: dict, update: bool) -> Writes:
+    """What one regression writes (its own file with ``--update``; the index when it builds one) and reads,
+    for the output policy (hybrid.core.outputs): an update never rewrites the topics, qrels or corpus."""
+    base = path.parent
+    named = {key: _resolve(base, data[key]) for key in ("topics", "qrels", "corpus", "index")
+             if isinstance(data.get(key), str) and data[key] != "sample"}
+    outputs = [Output(f"--update {path}", path if update else None, REGRESSION_FILE, replace=True)]
+    if "index" in named and not Path(named["index"]).exists() and "corpus" in named:
+        outputs.append(Output(f"{path}: index", named.pop("index"), HYBRID_INDEX))
+    return Writes("hybrid.regress", outputs, [Input(f"{path}: {key}", value) for key, value in named.items()])
+
+
 def check(path: Path, update: bool = False, output_dir: Path | None = None) -> list[str]:
     """Run the regression; return the list of drift messages (empty = pass)."""
     import tempfile
@@ -60,6 +85,7 @@ def check(path: Path, update: bool = False, output_dir: Path | None = None) -> l
     from hybrid.experiment import main as experiment_main  # deferred: importing it loads ir_measures, numpy, scipy
 
     data = load(path)
+    writes(path, data, update).check()
     base = path.parent
     recipes = data.get("recipes") or sorted(data["expected"])
     index = data.get("index", "sample")

@@ -32,6 +32,7 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.formats import read_qrels, read_run, read_topics
 from hybrid.core.formats.runs import read_run_meta
 from hybrid.core.formats.runs import read_spans as read_span_rows
+from hybrid.core.outputs import Input, Kind, Output, Writes, run_input
 from hybrid.core.records import Run, Topic
 from hybrid.evaluation.judged import read_judged, with_judged
 from hybrid.evaluation.measures import per_query
@@ -233,8 +234,28 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _looks_like_html(path: Path) -> bool:
+    """An earlier report (HTML) or an empty file."""
+    with open(path, "rb") as handle:
+        head = handle.read(64).lstrip().lower()
+    return not head or head.startswith((b"<!doctype html", b"<html"))
+
+
+#: The HTML page this command writes, for the output policy: it replaces an earlier page, no other file.
+HTML_REPORT = Kind("HTML report", looks_like=_looks_like_html)
+
+
+def writes(args: argparse.Namespace) -> Writes:
+    """What this command writes and reads, for the output policy (hybrid.core.outputs)."""
+    reads = [run_input("--run", args.run), run_input("--baseline", args.baseline), Input("--index", args.index),
+             Input("--spans", args.spans),
+             *(Input(f"--{what}", sample_path(what, getattr(args, what))) for what in ("qrels", "topics", "judged"))]
+    return Writes("hybrid.report", [Output("--output", args.output, HTML_REPORT, replace=True)], reads)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    writes(args).check()
 
     read_run_meta(args.run, args.spans)  # a meta or spans file that does not belong to the run is an error
     if args.baseline:

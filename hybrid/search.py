@@ -34,7 +34,6 @@ from typing import Any
 from hybrid.api import fill_mentions
 from hybrid.cli_common import (
     add_quiet,
-    check_outputs,
     make_parser,
     output_file,
     positive_int,
@@ -46,6 +45,7 @@ from hybrid.core.formats.lines import SkipReport
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.outputs import Input, Output, Writes, inputs_of, run_output
 from hybrid.core.params import Param
 from hybrid.core.provenance import inputs, produced_by, search_options, used_artifacts
 from hybrid.recipes import BUILDERS, Context, build_system, load_recipe
@@ -255,18 +255,18 @@ def component_path(output: str, name: str, suffix: str = ".trec") -> str:
     return str(path.with_name(f"{stem}.{name}{suffix}"))
 
 
-def check_run_outputs(args: argparse.Namespace, output: str, topics: str | Path, qrels: str | Path | None) -> None:
-    """Every file the search writes (run, spans, meta, fused components) is new: never an input, never twice."""
-    outputs = {"--output": output, "--spans": args.spans}
+def writes(args: argparse.Namespace, output: str, topics: str | Path, qrels: str | Path | None) -> Writes:
+    """What the search writes (run, spans, meta, fused components) and reads, for the output policy."""
+    outputs = [run_output("--output", output), Output("--spans", args.spans, replace=True)]
     if args.model == "fused":
-        for name in (n.strip() for n in args.fuse.split(",") if n.strip()):
-            outputs[f"the {name} component run"] = component_path(output, name)
+        for name in dict.fromkeys(n.strip() for n in args.fuse.split(",") if n.strip()):  # twice: refused later
+            outputs.append(run_output(f"the {name} component run", component_path(output, name)))
             if args.spans:
-                outputs[f"the {name} component spans"] = component_path(output, name, ".spans.jsonl")
-    outputs.update({f"{name} meta": f"{path}.meta.json" for name, path in list(outputs.items())
-                    if path and not name.startswith("--spans") and not name.endswith("spans")})
-    inputs = {"--topics": topics, "--qrels": qrels, "--encoder": args.encoder}
-    check_outputs(outputs, inputs)
+                outputs.append(Output(f"the {name} component spans", component_path(output, name, ".spans.jsonl"),
+                                      replace=True))
+    reads = [Input("--topics", topics), Input("--qrels", qrels),
+             *inputs_of(args, ("encoder", "index", "dense_index", "recipe"))]
+    return Writes("hybrid.search", outputs, reads)
 
 
 def default_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         paths = sample_paths()
         topics_path, qrels_path = paths.topics, qrels_path or paths.qrels
     output, args.spans = default_outputs(args)
-    check_run_outputs(args, output, topics_path, qrels_path)
+    writes(args, output, topics_path, qrels_path).check()
     index = open_index(index_location(args.index or SAMPLE, progress=not args.quiet), args.engine)
     skipped = SkipReport() if args.skip_bad else None
     topics = read_topics(topics_path, resolve=index.passage_text, skip_bad=skipped)

@@ -21,6 +21,7 @@ from pathlib import Path
 from hybrid.cli_common import add_quiet, make_parser, non_negative_float, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.outputs import Input, Output, Writes
 from hybrid.dense.data import TrainingSet, build_training_set, summarize
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
@@ -59,14 +60,34 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=positive_int, help="torch CPU threads (1 is fastest on a busy shared machine)")
     p.add_argument("--any-kind", action="store_true", help="do not mask candidates of the other kind")
     p.add_argument("--limit-queries", type=positive_int, help="train on the first N queries only (smoke runs)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing encoder at --output (only an encoder; resuming replaces its own)")
     p.add_argument("--no-resume", action="store_true")
     p.add_argument("--keep-checkpoint", action="store_true")
     add_quiet(p)
     return p
 
 
+def writes(args: argparse.Namespace) -> Writes:
+    """What this command writes and reads, for the output policy (hybrid.core.outputs)."""
+    from features.encoder import ENCODER  # deferred: importing it loads numpy, torch
+    from hybrid.dense.train import CHECKPOINT, checkpoint_dir, resumes  # deferred: importing it loads torch
+
+    resumed = resumes(args.output, not args.no_resume)
+    outputs = [Output("--output", args.output, ENCODER, replace=resumed),
+               Output("--output checkpoint", checkpoint_dir(args.output), CHECKPOINT, replace=True)]
+    inputs = [Input("--index", args.index), Input("--corpus", args.corpus), Input("--topics", args.topics),
+              Input("--base", args.base)]
+    if args.pairs and Path(args.pairs).is_file():  # a cache of mined pairs: read when there, written when not
+        inputs.append(Input("--pairs", args.pairs))
+    else:
+        outputs.append(Output("--pairs", args.pairs))
+    return Writes("hybrid.train_dense", outputs, inputs, args.overwrite)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    writes(args).check()
     if args.steps < 1 or args.batch_size < 1:
         raise InputError(None, None, "--steps and --batch-size must be >= 1")
     from features.encoder import EncoderConfig  # deferred: importing it loads numpy, torch
@@ -96,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
                          max_minutes=args.max_minutes, checkpoint_every=args.checkpoint_every,
                          same_kind=not args.any_kind, freeze_embeddings=not args.train_embeddings)
     summary = train(data, args.output, config, encoder_config, resume=not args.no_resume, progress=progress,
-                    keep_checkpoint=args.keep_checkpoint, extra={"argv": sys.argv[1:] if argv is None else argv})
+                    keep_checkpoint=args.keep_checkpoint, extra={"argv": sys.argv[1:] if argv is None else argv},
+                    overwrite=args.overwrite)
     last = summary["history"][-1] if summary["history"] else {}
     print(json.dumps({"output": args.output, "steps": summary["steps_done"], "seconds": summary["seconds"],
                       "final_loss": last.get("loss"), "stopped_early": summary["stopped_early"]}))

@@ -48,6 +48,7 @@ import numpy as np
 
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
+from hybrid.core.outputs import Kind
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import METADATA as SPARSE_METADATA
 from hybrid.core.provenance import file_digest, produced_by, verify_mode
@@ -63,6 +64,8 @@ DENSE_METADATA = "dense-index.json"
 VECTORS, ROWS, PASSAGE_TABLE = "vectors.faiss", "rows.npy", "passages.json"
 PASSAGE_VECTORS = "passages.faiss"
 DENSE_DIR = "dense"
+#: A dense index folder, for the output policy (hybrid.core.outputs): ``--overwrite`` replaces only this.
+DENSE_INDEX = Kind("dense index", manifests=(DENSE_METADATA,))
 INDEX_TYPES = ("flat", "hnsw")
 FORMAT_VERSION = 1
 

@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import SkipReport
 from hybrid.core.jvm import start_jvm
+from hybrid.core.outputs import Input, Kind, Output, Writes
 from hybrid.core.progress import count_records
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import METADATA, file_sha256, produced_by
@@ -38,6 +40,8 @@ from hybrid.core.records import Passage
 log = logging.getLogger(__name__)
 
 PASSAGES, MENTIONS = "passages", "mentions"
+#: The manifest of a sharded index (written by indexes.shards).
+SHARDS_MANIFEST = "hybrid-shards.json"
 FORMAT_VERSION = 1
 MENTION_INDEX_FIELDS = (*FIELDS, "docref")
 
@@ -102,27 +106,33 @@ def _run_anserini(input_dir: Path, index_dir: Path, fields: tuple[str, ...], thr
     autoclass("io.anserini.index.IndexCollection").main(args)
 
 
-def check_index_target(output: str | Path, corpus: str | Path | None, overwrite: bool) -> None:
+def _own_index_entry(name: str) -> bool:
+    """The entries a hybrid index build writes: its manifest and Lucene indexes, or a sharded index's shards."""
+    return name in (METADATA, SHARDS_MANIFEST, PASSAGES, MENTIONS) or re.fullmatch(r"shard-\d{5}", name) is not None
+
+
+#: A hybrid index folder, one or sharded, for the output policy (hybrid.core.outputs): ``--overwrite``
+#: replaces only this, and deletes nothing else inside it (a dense index, notes) unless asked.
+HYBRID_INDEX = Kind("hybrid index", manifests=(METADATA, SHARDS_MANIFEST), own=_own_index_entry)
+
+
+def index_writes(output: str | Path, corpus: str | Path | None, overwrite: bool, overwrite_all: bool = False,
+                 command: str = "hybrid.index") -> Writes:
+    """What an index build writes (``--index``) and reads (``--corpus``), for the output policy."""
+    return Writes(command, [Output("--index", output, HYBRID_INDEX)], [Input("--corpus", corpus)], overwrite,
+                  overwrite_all)
+
+
+def check_index_target(output: str | Path, corpus: str | Path | None, overwrite: bool,
+                       overwrite_all: bool = False) -> None:
     """Refuse an index directory whose replacement would destroy other data, before any work starts.
 
     ``--overwrite`` replaces only a hybrid index (``hybrid-index.json``, or ``hybrid-shards.json`` for a
-    sharded one) or an empty directory, never a folder of other files; and the index never contains the
-    corpus it is built from (replacing the folder would delete the corpus).
+    sharded one) or an empty directory, never a folder of other files, and deletes nothing inside the index
+    that the build did not write (a dense index, notes) unless ``overwrite_all``; and the index never
+    contains the corpus it is built from (replacing the folder would delete the corpus).
     """
-    output = Path(output)
-    if corpus is not None:
-        corpus_path, target = Path(corpus).resolve(), output.resolve()
-        if corpus_path == target or target in corpus_path.parents:
-            raise InputError(output, None, f"the index directory contains the corpus {corpus}; choose an --index "
-                                           "outside the corpus's folder")
-    if not overwrite or not (output.exists() or output.is_symlink()):
-        return
-    if output.is_symlink() or not output.is_dir():
-        raise InputError(output, None, "exists and is not a directory; --overwrite replaces only a hybrid index")
-    if (output / METADATA).is_file() or (output / "hybrid-shards.json").is_file() or not any(output.iterdir()):
-        return
-    raise InputError(output, None, f"is not a hybrid index (no {METADATA}) and not empty; --overwrite replaces only "
-                                   "a hybrid index: remove the directory yourself or choose another --index")
+    index_writes(output, corpus, overwrite, overwrite_all).check()
 
 
 def build_index(
@@ -131,10 +141,11 @@ def build_index(
     overwrite: bool = False,
     skip_bad: bool = False,
     progress: bool = True,
+    overwrite_all: bool = False,
 ) -> dict:
     """Annotate the corpus and build ``passages/`` + ``mentions/``; returns the metadata written."""
     output = Path(output)
-    check_index_target(output, config.corpus, overwrite)
+    check_index_target(output, config.corpus, overwrite, overwrite_all)
     remove_stale_builds(output.parent, output.name)
     started = time.time()
     annotator = Annotator(config.annotation)

@@ -63,6 +63,7 @@ from indexes.lucene import (
     MENTIONS,
     METADATA,
     PASSAGES,
+    SHARDS_MANIFEST,
     IndexConfig,
     _mention_json,
     _passage_json,
@@ -74,7 +75,7 @@ from indexes.sparse_index import SparseIndex
 
 log = logging.getLogger(__name__)
 
-MANIFEST = "hybrid-shards.json"
+MANIFEST = SHARDS_MANIFEST
 MANIFEST_FORMAT = 1
 COLLECTIONS = "_collections"
 SPLIT = "_split"
@@ -379,11 +380,12 @@ def build_sharded_index(
     overwrite: bool = False,
     skip_bad: bool = False,
     progress: bool = True,
+    overwrite_all: bool = False,
 ) -> dict[str, Any]:
     """Annotate the corpus and build ``n_shards`` complete hybrid indexes plus the manifest; returns it."""
     if n_shards < 1:
         raise ConfigError(None, None, f"--shards must be >= 1, got {n_shards}")
-    check_index_target(output, config.corpus, overwrite)
+    check_index_target(output, config.corpus, overwrite, overwrite_all)
     engine = get_engine(engine)
     output = Path(output).resolve()  # workers may run in another directory
     remove_stale_builds(output.parent, output.name)

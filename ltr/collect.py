@@ -21,6 +21,7 @@ import numpy as np
 from hybrid.collect.features import DEPTH, candidates, feature_matrix, feature_names
 from hybrid.collect.rankers import RANKERS, EventScores
 from hybrid.core.errors import InputError
+from hybrid.core.outputs import Kind
 from hybrid.core.records import Hit, Run
 from ltr.cv import assert_disjoint, grouped_folds
 from ltr.learners import SCORERS, Scorer, make_learner
@@ -28,6 +29,8 @@ from ltr.model import read_model_meta, read_payload, write_model_dir
 
 MODEL_FILE = "model.json"
 FORMAT = "hybrid-eventcoll-ltr"
+#: An event-collection model folder, for the output policy (hybrid.core.outputs): replaced only by another.
+EVENT_MODEL = Kind("event-collection model", manifests=(MODEL_FILE,), format=("format", FORMAT))
 #: Small data (tens of events): shallower trees and bigger leaves than the mention-level default.
 DEFAULT_PARAMS = {"num_boost_round": 200, "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 20,
                   "num_threads": 1}
@@ -87,7 +90,7 @@ class EventModel:
         hits = [Hit(docid=d, score=float(s)) for d, s in zip(matrix.doc_ids, scores, strict=True)]
         return sorted(hits, key=lambda h: (-round(h.score, 9), h.docid))[:k]
 
-    def save(self, path: str | Path, overwrite: bool = True, extra: dict | None = None) -> Path:
+    def save(self, path: str | Path, overwrite: bool = False, extra: dict | None = None) -> Path:
         files = self.scorer.payload()
         meta = {"format": FORMAT, "learner": self.learner, "params": self.params, "seed": self.seed,
                 "depth": self.depth, "rankers": list(self.rankers), "features": feature_names(self.rankers),

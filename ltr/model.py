@@ -24,6 +24,7 @@ import numpy as np
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError, InputError
+from hybrid.core.outputs import Kind
 from hybrid.core.provenance import file_sha256, produced_by, versions
 from ltr.feature_scaling import Normaliser
 from ltr.featureset import FeatureSet
@@ -31,6 +32,8 @@ from ltr.learners import SCORERS, Scorer, make_learner
 from ltr.matrix import FeatureMatrix
 
 MODEL_FILE = "ltr-model.json"
+#: An LTR model folder, for the output policy (hybrid.core.outputs): ``--overwrite`` replaces only this.
+LTR_MODEL = Kind("LTR model", manifests=(MODEL_FILE,))
 FORMAT = "hybrid-ltr-model"
 FORMAT_VERSION = 1
 

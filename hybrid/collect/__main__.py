@@ -40,10 +40,11 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
+from hybrid.core.outputs import RUN, RUN_SIDES, Input, Output, Writes, inputs_of
 from hybrid.core.provenance import inputs, produced_by
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
-from ltr.collect import EventModel, cross_validate, event_matrix, train
+from ltr.collect import EVENT_MODEL, EventModel, cross_validate, event_matrix, train
 
 
 def _source_args(p: argparse.ArgumentParser) -> None:
@@ -77,6 +78,7 @@ def parser() -> argparse.ArgumentParser:
     _source_args(train)
     train.add_argument("--qrels", required=True, help="document judgments of the events")
     train.add_argument("--output", required=True, help="model directory")
+    train.add_argument("--overwrite", action="store_true", help="replace an existing event-collection model")
     train.add_argument("--cv", type=positive_int, default=0,
                        help="also report k-fold CV (folds never split an event's 'group'; an event without one is its "
                             "own group)")
@@ -161,7 +163,7 @@ def _train(args: argparse.Namespace) -> int:
         extra["cv"] = evaluate({q: v for q, v in qrels.items() if q in run}, run, ("AP", "P@5", "P@10"))["all"]
         print(f"{args.cv}-fold CV grouped by event: {extra['cv']}", file=sys.stderr)
     model = train(matrices, qrels, seed=args.random_seed)
-    model.save(args.output, extra={"events": args.events, "qrels": args.qrels, **extra})
+    model.save(args.output, overwrite=args.overwrite, extra={"events": args.events, "qrels": args.qrels, **extra})
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
@@ -179,8 +181,25 @@ def _ecb_events(args: argparse.Namespace) -> int:
     return 0
 
 
+def writes(args: argparse.Namespace) -> Writes:
+    """What each sub-command writes and reads, for the output policy (hybrid.core.outputs)."""
+    if args.command == "ecb-events":
+        return Writes("hybrid.collect ecb-events", [Output("--output", args.output, replace=True),
+                                                    Output("--qrels-output", args.qrels_output, replace=True)],
+                      inputs_of(args, ("queries", "corpus", "names")))
+    reads = inputs_of(args, ("corpus", "index", "kb", "events", "qrels", "model"))
+    outputs = [Output("--output", args.output, RUN, (*RUN_SIDES, "{name}.evidence.jsonl"), replace=True)
+               if args.command == "run" else Output("--output", args.output, EVENT_MODEL)]
+    if args.entities_cache and Path(args.entities_cache).is_file():  # read when there, written when not
+        reads.append(Input("--entities-cache", args.entities_cache))
+    else:
+        outputs.append(Output("--entities-cache", args.entities_cache))
+    return Writes(f"hybrid.collect {args.command}", outputs, reads, getattr(args, "overwrite", False))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    writes(args).check()
     return {"run": _run, "train": _train, "ecb-events": _ecb_events}[args.command](args)
 
 

@@ -35,6 +35,7 @@ import torch
 
 from features.encoder import BiEncoder, EncoderConfig, Unit
 from hybrid.core.atomic import atomic_directory
+from hybrid.core.outputs import Kind
 from hybrid.core.progress import progress as progress_bar
 from hybrid.dense.data import TrainingSet, iter_batches
 
@@ -151,18 +152,32 @@ def checkpoint_dir(output: str | Path) -> Path:
     return output.with_name(f"{output.name}-checkpoint")
 
 
+#: The training checkpoint beside the output, for the output policy: replaced by the run that resumes it.
+CHECKPOINT = Kind("bi-encoder training checkpoint", manifests=(CHECKPOINT_STATE,))
+
+
+def resumes(output: str | Path, resume: bool = True) -> bool:
+    """Whether training into ``output`` continues an interrupted run (its checkpoint is there)."""
+    return resume and (checkpoint_dir(output) / CHECKPOINT_STATE).is_file()
+
+
 def train(data: TrainingSet, output: str | Path, config: TrainConfig, encoder_config: EncoderConfig | None = None,
           resume: bool = True, progress: bool = True, keep_checkpoint: bool = False,
-          extra: dict | None = None, on_step: Callable[[int, float], None] | None = None) -> dict:
+          extra: dict | None = None, on_step: Callable[[int, float], None] | None = None,
+          overwrite: bool = False) -> dict:
     """Fine-tune and save the encoder to ``output``; returns the training summary (also saved).
 
     ``on_step(step, loss)`` is called after every optimiser step (1-based step). A run stopped by
-    ``max_minutes`` keeps its checkpoint, so starting it again with a larger budget continues it.
+    ``max_minutes`` keeps its checkpoint, so starting it again with a larger budget continues it (and replaces
+    the encoder it saved). An existing ``output`` is otherwise replaced only with ``overwrite``.
     """
     if not data.queries:
         raise ValueError("no training queries")
     output = Path(output)
     ckpt = checkpoint_dir(output)
+    overwrite = overwrite or resumes(output, resume)
+    if output.exists() and not overwrite:
+        raise FileExistsError(f"{output} already exists (pass --overwrite to replace it)")
     start_step, history, spent = 0, [], 0.0
     if resume and (ckpt / CHECKPOINT_STATE).is_file():
         state = json.loads((ckpt / CHECKPOINT_STATE).read_text())
@@ -233,7 +248,7 @@ def train(data: TrainingSet, output: str | Path, config: TrainConfig, encoder_co
                      "seconds": round(time.time() - started, 1), "history": history, "base": base_source,
                      "data": data.info, **(extra or {})},
     }
-    encoder.save(output, extra=summary)
+    encoder.save(output, extra=summary, overwrite=overwrite)
     if stopped_early:
         _checkpoint(encoder, optimizer, ckpt, config, done, history, time.time() - started, base_source)
     elif not keep_checkpoint:

@@ -19,12 +19,15 @@ import torch
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
+from hybrid.core.outputs import Kind
 from hybrid.core.provenance import file_sha256, produced_by
 from ltr.reader.encoding import EncodingConfig, add_marker_tokens
 from ltr.reader.model import ReaderModel
 
 log = logging.getLogger(__name__)
 READER_META = "reader.json"
+#: A saved reader folder, for the output policy (hybrid.core.outputs): ``--overwrite`` replaces only this.
+READER = Kind("reader", manifests=(READER_META,), format=("kind", "hybrid-reader"))
 #: What loading a reader reads besides reader.json (weights, encoder config, tokenizer files).
 LOADED_FILES = frozenset({"model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
                           "special_tokens_map.json", "added_tokens.json", "merges.txt", "vocab.json",
@@ -132,7 +135,8 @@ def write_reader_files(reader: Reader, directory: Path, meta: dict) -> None:
     (directory / READER_META).write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
 
 
-def save_reader(reader: Reader, path: str | Path, meta: dict | None = None, overwrite: bool = True) -> Path:
+def save_reader(reader: Reader, path: str | Path, meta: dict | None = None, overwrite: bool = False) -> Path:
+    """Write ``reader`` atomically at ``path``; an existing folder is replaced only with ``overwrite``."""
     path = Path(path)
     with atomic_directory(path, overwrite=overwrite) as tmp:
         write_reader_files(reader, tmp, meta or {})

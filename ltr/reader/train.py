@@ -39,6 +39,7 @@ import torch
 
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
+from hybrid.core.outputs import Kind
 from hybrid.core.progress import progress as progress_bar
 from ltr.reader.context import LeadContext
 from ltr.reader.data import TrainQuery
@@ -299,6 +300,10 @@ def checkpoint_path(output: str | Path) -> Path:
     return output.with_name(f"{output.name}.checkpoint")
 
 
+#: The training checkpoint beside the output, for the output policy: replaced by the run that resumes it.
+CHECKPOINT = Kind("reader training checkpoint", manifests=(TRAINER_STATE,))
+
+
 def save_checkpoint(reader: Reader, optimizer, config: TrainConfig, step: int, fingerprint: str, history: list,
                     output: Path) -> None:
     with atomic_directory(checkpoint_path(output), overwrite=True) as tmp:
@@ -310,14 +315,17 @@ def save_checkpoint(reader: Reader, optimizer, config: TrainConfig, step: int, f
 
 def train(pool: list[TrainQuery], config: TrainConfig, output: str | Path, device: str | None = None,
           progress: bool = True, resume: bool = True, stop_after: int | None = None,
-          context: LeadContext | None = None) -> Reader:
+          context: LeadContext | None = None, overwrite: bool = False) -> Reader:
     """Train (or resume) and save the reader at ``output``. ``stop_after``: stop (with a checkpoint) after
     that many steps of this call - an interruption that a later call resumes from. ``context``: the
-    documents' leads (needed when ``config.context_tokens > 0``)."""
+    documents' leads (needed when ``config.context_tokens > 0``). An existing ``output`` is replaced only
+    with ``overwrite`` (refused before training starts)."""
     config.validate()
     if config.context_tokens > 0 and context is None:
         raise ConfigError(None, None, "context_tokens > 0 needs a LeadContext (e.g. LeadContext.from_corpus)")
     output = Path(output)
+    if output.exists() and not overwrite:
+        raise FileExistsError(f"{output} already exists (pass --overwrite to replace it)")
     torch.manual_seed(config.seed)
     fingerprint = pool_fingerprint(pool)
     ckpt = checkpoint_path(output)
@@ -380,7 +388,7 @@ def train(pool: list[TrainQuery], config: TrainConfig, output: str | Path, devic
     meta = {"training": {"config": asdict(config), "steps_done": step, "pool": fingerprint, "history": history,
                          "seconds_this_run": round(seconds, 1), "device": str(reader.device)}}
 
-    save_reader(reader, output, meta)
+    save_reader(reader, output, meta, overwrite=overwrite)
     import shutil
 
     shutil.rmtree(ckpt, ignore_errors=True)

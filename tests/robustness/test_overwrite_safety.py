@@ -24,10 +24,10 @@ def test_overwrite_refuses_a_folder_holding_the_corpus(tiny_corpus, tmp_path, ca
     (data / "notes.txt").write_text("precious\n")
     rc = run_cli(index_main, ["--corpus", str(corpus), "--index", str(data), "--overwrite", "--quiet"])
     assert rc == 2
-    assert "contains the corpus" in capsys.readouterr().err
+    assert f"--index contains --corpus ({corpus})" in capsys.readouterr().err
     assert corpus.read_bytes() == tiny_corpus.read_bytes()
     assert (data / "notes.txt").read_text() == "precious\n"
-    assert_documented("the index directory contains the corpus")
+    assert_documented("replacing it would delete an input")
 
 
 def test_overwrite_refuses_a_folder_that_is_not_an_index(tiny_corpus, tmp_path, capsys):
