@@ -37,6 +37,8 @@ from hybrid.core.errors import InputError
 log = logging.getLogger(__name__)
 
 PathLike = str | Path
+#: Replacements already announced in this process (a command checks, then the library it calls checks again).
+_ANNOUNCED: set[tuple[str, str, tuple[str, ...]]] = set()
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,9 @@ class Writes:
             if output.replace and not self.overwrite:
                 return
             everything = sorted(entry.name for entry in path.iterdir())
+            if (self.command, str(path), tuple(everything)) in _ANNOUNCED:  # the library checks again: say it once
+                return
+            _ANNOUNCED.add((self.command, str(path), tuple(everything)))
             log.warning("%s: replacing the %s %s (deletes %s once the new one is complete)", self.command, kind.name,
                         path, ", ".join(everything[:12]) + (" ..." if len(everything) > 12 else ""))
             return
