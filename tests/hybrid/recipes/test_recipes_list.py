@@ -43,7 +43,7 @@ def test_list_names_the_recommended_recipes_one_line_each(capsys):
     recommended = lines[lines.index("") + 1:]
     assert recommended == [
         "recommended for raw text, no training:   multifield-net (needs no artifacts)",
-        "recommended for raw text, with training: hybrid-dense-reader-judged (needs artifacts: dense, ltr, reader)",
+        "recommended for raw text, with training: hybrid-dense-net (needs artifacts: dense, ltr)",
     ]
 
 
