@@ -1,4 +1,4 @@
-"""``python -m hybrid.fuse``: fuse TREC run files (RRF, CombSUM, CombMNZ), like pyserini.fusion and ranx.
+"""``python -m hybrid.fuse``: fuse TREC run files (RRF, CombSUM, CombMNZ, ranx's and Pyserini's methods).
 
 Examples::
 
@@ -49,17 +49,18 @@ NO_SPANS = "-"
 
 
 def parser() -> argparse.ArgumentParser:
-    from hybrid.fusion.fuse import METHODS  # deferred: importing it loads ir_measures
     from hybrid.fusion.normalize import NORMALISATIONS  # deferred: importing it loads ir_measures
+    from hybrid.fusion.registry import FUSIONS, METHODS  # deferred: importing it loads ir_measures
     from hybrid.fusion.rrf import RRF_K  # deferred: importing it loads ir_measures
 
     p = make_parser("python -m hybrid.fuse", __doc__, epilog=True)
     p.add_argument("--runs", nargs="+", required=True, metavar="RUN", help="two or more TREC run files")
     p.add_argument("--spans", nargs="+", metavar="SPANS",
                    help=f"one spans JSONL per run, in the same order ('{NO_SPANS}' for a run without one)")
-    p.add_argument("--method", choices=METHODS, default="rrf", help="fusion method")
+    p.add_argument("--method", choices=METHODS, default="rrf",
+                   help="fusion method: " + "; ".join(f"{m.name}: {m.desc}" for m in FUSIONS.values()))
     p.add_argument("--norm", choices=NORMALISATIONS, default="minmax",
-                   help="score normalisation of combsum/combmnz (rrf uses ranks only)")
+                   help="per-query score normalisation of the score-based methods (rank-based ones ignore it)")
     p.add_argument("--weights", help="one weight per run, comma separated, e.g. 0.6,0.4 (default: equal weights)")
     p.add_argument("--rrf-k", type=positive_int, default=RRF_K, help="rrf: the constant k of 1 / (k + rank)")
     p.add_argument("--depth", type=positive_int, help="use only each run's top N hits per query (default: all)")
@@ -121,8 +122,12 @@ def check_arguments(args: argparse.Namespace) -> list[str | None]:
             raise InputError(None, None, "--tune needs --qrels (the judgments the weights are tuned on)")
         if args.weights:
             raise InputError(None, None, "--tune chooses the weights; give --weights or --tune, not both")
-    if args.method == "rrf" and args.norm != "minmax" and not args.quiet:
-        print(f"note: --norm {args.norm} is ignored by rrf (ranks only)", file=sys.stderr)
+    from hybrid.fusion.registry import fusion_method, uses  # deferred: importing it loads ir_measures
+
+    if args.tune and not fusion_method(args.method).weighted:
+        raise InputError(None, None, f"--tune chooses weights, and --method {args.method} takes none")
+    if not uses(args.method, "norm") and args.norm != "minmax" and not args.quiet:
+        print(f"note: --norm {args.norm} is ignored by {args.method}", file=sys.stderr)
 
     if args.output_spans is None and any(spans):
         args.output_spans = default_spans_output(args.output)
@@ -199,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as error:
             raise InputError(None, None, f"--step: {error}") from None
     from hybrid.fusion import fuse_runs, tune_weights  # deferred: importing it loads ir_measures
+    from hybrid.fusion.registry import uses  # deferred: importing it loads ir_measures
 
     runs = read_inputs(args.runs, spans, args.depth)
     qrels = read_qrels(args.qrels) if args.qrels else None
@@ -217,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.output_spans:
         best_ranked_spans(fused, runs)
     options = {"method": args.method, "weights": weights or [1.0] * len(runs), "hits": args.hits}
-    options.update({"rrf_k": args.rrf_k} if args.method == "rrf" else {"norm": args.norm})
+    options.update({name: getattr(args, name) for name in ("rrf_k", "norm") if uses(args.method, name)})
     if args.depth:
         options["depth"] = args.depth
     meta = {

@@ -23,6 +23,8 @@ from typing import Any
 BM25_K1 = 0.9
 #: BM25 length normalisation (Anserini's default).
 BM25_B = 0.4
+#: Reciprocal rank fusion's k in w / (k + rank) (Cormack et al. 2009; ranx's and Pyserini's default).
+RRF_K = 60
 #: Dense retrieval: weight of the passage-vector cosine added to a passage's best mention score (where the dense
 #: index has passage vectors), and how the two combine (see :mod:`hybrid.retrieval.dense`).
 DENSE_PASSAGE_WEIGHT = 1.0

@@ -15,25 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from hybrid.core.errors import ConfigError
+from hybrid.core.params import RRF_K
 from hybrid.core.records import KINDS, Run, Topic
-from hybrid.fusion.combmnz import combmnz
-from hybrid.fusion.combsum import combsum
-from hybrid.fusion.rrf import RRF_K, rrf
+from hybrid.fusion.registry import METHODS, fusion_method
 from hybrid.retrieval.base import Retriever
 
-METHODS = ("rrf", "combsum", "combmnz")
+__all__ = ["METHODS", "Fuse", "fuse_runs", "parse_fusion_weights", "parse_weights", "split_per_kind"]
 
 
 def fuse_runs(runs: Sequence[Run], method: str = "rrf", weights: Sequence[float] | None = None,
               norm: str = "minmax", k: int | None = None, rrf_k: int = RRF_K) -> Run:
-    """Dispatch to one fusion function by name."""
-    if method == "rrf":
-        return rrf(runs, weights, k=k, rrf_k=rrf_k)
-    if method == "combsum":
-        return combsum(runs, weights, norm=norm, k=k)
-    if method == "combmnz":
-        return combmnz(runs, weights, norm=norm, k=k)
-    raise ConfigError(None, None, f"unknown fusion method {method!r}; choose from {METHODS}")
+    """Fuse ``runs`` with the registered method ``method`` (:mod:`hybrid.fusion.registry`); each method reads
+    only the options it declares (``norm``, ``rrf_k``)."""
+    return fusion_method(method).fuse(runs, weights, k, norm=norm, rrf_k=rrf_k)
 
 
 def parse_weights(spec: str | None, n: int) -> list[float] | None:
@@ -82,8 +76,7 @@ class Fuse(Retriever):
                  on_component: Callable[[str, Run], None] | None = None):
         if not retrievers:
             raise ConfigError(None, None, "Fuse needs at least one retriever")
-        if method not in METHODS:
-            raise ConfigError(None, None, f"unknown fusion method {method!r}; choose from {METHODS}")
+        fusion_method(method)  # an unknown name is refused here, before any search
         self.retrievers = list(retrievers)
         self.method, self.normalisation, self.k, self.depth, self.rrf_k = method, normalisation, k, depth, rrf_k
         self.weights = list(weights) if weights is not None else None

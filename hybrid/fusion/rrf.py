@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hybrid.core.formats.runs import sorted_hits
+from hybrid.core.params import RRF_K
 from hybrid.core.records import Run
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
 
-RRF_K = 60
+__all__ = ["RRF_K", "rrf"]
 
 
 def rrf(runs: Sequence[Run], weights: Sequence[float] | None = None, k: int | None = None,

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hybrid.core.formats.qrels import Qrels
+from hybrid.core.params import RRF_K
 from hybrid.core.records import Run
 from hybrid.evaluation.measures import aggregate, per_query
 from hybrid.fusion.fuse import fuse_runs
@@ -44,7 +45,7 @@ def simplex_grid(n: int, step: float) -> list[list[float]]:
 
 
 def score_weights(runs: Sequence[Run], qrels: Qrels, weights: Sequence[float], method: str, norm: str,
-                  metric: str, qids: Sequence[str] | None, k: int, rrf_k: int = 60) -> float:
+                  metric: str, qids: Sequence[str] | None, k: int, rrf_k: int = RRF_K) -> float:
     judged = [q for q in (qids if qids is not None else qrels) if q in qrels]
     sub_qrels = {q: qrels[q] for q in judged}
     sub_runs = [{q: run.get(q, []) for q in judged} for run in runs]
@@ -54,7 +55,7 @@ def score_weights(runs: Sequence[Run], qrels: Qrels, weights: Sequence[float], m
 
 def tune_weights(runs: Sequence[Run], qrels: Qrels, method: str = "combsum", norm: str = "minmax",
                  metric: str = "AP@100", step: float = 0.1, refine: int = 2, qids: Sequence[str] | None = None,
-                 k: int = 100, rrf_k: int = 60) -> TuneResult:
+                 k: int = 100, rrf_k: int = RRF_K) -> TuneResult:
     """Best weights for fusing ``runs`` on ``qids`` (default: every judged query)."""
     tried: list[tuple[list[float], float]] = []
     cache: dict[tuple[float, ...], float] = {}

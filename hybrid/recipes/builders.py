@@ -41,6 +41,7 @@ from hybrid.core.params import (
     DENSE_COMBINES,
     DENSE_PASSAGE_WEIGHT,
     K1,
+    RRF_K,
     SAME_KIND,
     B,
     Param,
@@ -322,14 +323,15 @@ def dense_index_of(value: Any, context: Context, source: RecipeSource) -> tuple[
 
 @register("fuse", [Param("recipes", list, None, "the systems to fuse: recipe names or inline tables",
                          what="a list of recipe names or inline tables", required=True),
-                   Param("method", str, "rrf", "fusion method: rrf, combsum or combmnz"),
+                   Param("method", str, "rrf", "fusion method: rrf, combsum, combmnz, or one of ranx's / Pyserini's "
+                                               "(python -m hybrid.fuse --help lists them)"),
                    Param("weights", str, None, "one weight per component, e.g. \"0.5,0.3,0.2\", optionally per kind: "
                                                "\"event=0.3,0.7;entity=0.5,0.5\" (default: equal weights)",
                          what='a string such as "0.5,0.3,0.2" or "event=0.3,0.7;entity=0.5,0.5"'),
                    Param("normalisation", str, "minmax", "score normalisation of combsum/combmnz: minmax, zscore, "
                                                         "rank or none"),
                    Param("depth", int, None, "hits each component fetches (default: the run's depth)", minimum=1),
-                   Param("rrf_k", int, 60, "RRF's k", minimum=1)])
+                   Param("rrf_k", int, RRF_K, "RRF's k", minimum=1)])
 def _fuse(system: dict, context: Context, source: RecipeSource) -> Stage:
     """Fusion of other systems' runs (RRF, CombSUM, CombMNZ)."""
     from hybrid.fusion import Fuse, parse_fusion_weights  # deferred: importing it loads ir_measures
