@@ -106,7 +106,7 @@ SYSTEM_OPTIONS = (
 #: choose a component rather than set a value.
 OPTION_OF = {(kind, param.name): option.flag for option in SYSTEM_OPTIONS for kind, builder in BUILDERS.items()
              for param in builder.params.values() if param is option.spec} | {
-    (kind, "same_kind"): "--any-kind" for kind in ("multifield", "bm25f", "dense")} | {
+    (kind, "same_kind"): "--any-kind / --same-kind" for kind in ("multifield", "bm25f", "dense")} | {
     ("dense", "index"): "--dense-index", ("fuse", "recipes"): "--fuse", ("safety-net", "base"): "--model"}
 
 
@@ -134,8 +134,13 @@ def parser() -> argparse.ArgumentParser:
                                        "$HYBRID_ARTIFACTS)")
     p.add_argument("--no-safety-net", action="store_true",
                    help="the mention-level model alone: no passage BM25, no document context")
-    p.add_argument("--any-kind", action="store_true",
-                   help="multifield/bm25f/dense: do not restrict candidates to the query's kind")
+    kinds = p.add_mutually_exclusive_group()
+    kinds.add_argument("--any-kind", action="store_true",
+                       help="multifield/bm25f/dense: do not restrict candidates to the query's kind (the default of "
+                            "multifield/bm25f on an index whose kinds were detected from raw text)")
+    kinds.add_argument("--same-kind", action="store_true",
+                       help="multifield/bm25f: only candidates of the query's kind (their default on an index "
+                            "annotated from the corpus; dense's always)")
     p.add_argument("--dense-index", help="dense/fused: FAISS index directory (default: <index>/dense; a sharded "
                                          "index uses its shards' dense parts)")
     p.add_argument("--device", help="dense/fused: torch device (default: cuda when available, else cpu)")
@@ -161,7 +166,7 @@ def parser() -> argparse.ArgumentParser:
 def model_system(args: argparse.Namespace, index, model: str | None = None) -> dict[str, Any]:
     """The recipe ``[system]`` table of ``--model`` (or of one fused component) from the command line."""
     model = model or args.model
-    same_kind = not args.any_kind
+    same_kind = False if args.any_kind else (True if args.same_kind else None)  # None: the index decides
     if model == "bm25":
         return {"type": "bm25", "formulation": args.query, "k1": args.k1, "b": args.b}
     if model == "multifield":
@@ -242,7 +247,7 @@ def check_recipe_options(args: argparse.Namespace, options: argparse.ArgumentPar
     if not args.recipe:
         return
     given = [f"--{name.replace('_', '-')}" for name in (*[o.dest for o in SYSTEM_OPTIONS], "model", "no_safety_net",
-                                                         "any_kind", "dense_index", "fuse")
+                                                         "any_kind", "same_kind", "dense_index", "fuse")
              if getattr(args, name) != options.get_default(name)]
     if given:
         raise InputError(None, None, f"{given[0]} sets a --model option; with --recipe the recipe sets the system")

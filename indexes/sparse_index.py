@@ -136,6 +136,13 @@ class SparseIndex:
         return Annotator(self.annotation_config)
 
     @property
+    def kinds_detected(self) -> bool:
+        """Whether the indexed mentions' kinds (event / entity) come from the detector: an index built from raw
+        text (``--annotation auto``, recorded in ``hybrid-index.json``) rather than from the corpus's annotation
+        (``--annotation corpus``). Sparse mention-level retrieval filters by kind only when they do not."""
+        return self.annotation_config.annotation != "corpus"
+
+    @property
     def max_doc_passages(self) -> int:
         return int(self.metadata.get("max_doc_passages", 100))
 

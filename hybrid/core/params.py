@@ -129,4 +129,12 @@ def params_by_name(params: Sequence[Param]) -> dict[str, Param]:
 
 K1 = Param("k1", float, BM25_K1, "BM25 term saturation", minimum=0.0)
 B = Param("b", float, BM25_B, "BM25 length normalisation", minimum=0.0, maximum=1.0)
-SAME_KIND = Param("same_kind", bool, True, "restrict candidates to the query's kind (event / entity)")
+#: The sparse mention-level retrievers' kind filter. Unset, the index decides (``SparseIndex.kinds_detected``):
+#: same kind only where the corpus's annotation gave the kinds, any kind where the detector did, because on raw
+#: text a wrong automatic kind hid coreferent passages (ECB+ dev, benchmarks/results/kind-typing.md, issue 37).
+SAME_KIND = Param("same_kind", bool, None, "restrict candidates to the query's kind (event / entity); unset: yes on "
+                                           "an index annotated from the corpus (--annotation corpus), no on one "
+                                           "whose kinds were detected from raw text (--annotation auto)")
+#: The bi-encoder keeps its filter on by default: it was trained with other-kind candidates masked, and any-kind
+#: dense retrieval has not been measured.
+DENSE_SAME_KIND = Param("same_kind", bool, True, "restrict candidates to the query's kind (event / entity)")

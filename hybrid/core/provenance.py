@@ -162,9 +162,9 @@ def used_artifacts(stage: Any, limit: int = 100_000) -> list[dict[str, Any]]:
 SEARCH_COMMON = ("model", "index", "topics", "hits", "threads", "tag", "output", "spans", "qrels", "skip_bad")
 SEARCH_MODEL_OPTIONS = {
     "bm25": ("query", "k1", "b"),
-    "multifield": ("weights", "any_kind", "k1", "b", "batch_size"),
-    "bm25f": ("bm25f_fields", "bm25f_query", "any_kind", "k1", "b"),
-    "dense": ("dense_index", "encoder", "dense_passage_weight", "device", "any_kind"),
+    "multifield": ("weights", "any_kind", "same_kind", "k1", "b", "batch_size"),
+    "bm25f": ("bm25f_fields", "bm25f_query", "any_kind", "same_kind", "k1", "b"),
+    "dense": ("dense_index", "encoder", "dense_passage_weight", "device", "any_kind", "same_kind"),
 }
 SEARCH_NET_OPTIONS = ("passage_weight", "doc_weight", "expand_docs", "net_depth", "k1", "b")
 

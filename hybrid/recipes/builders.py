@@ -40,6 +40,7 @@ from hybrid.core.params import (
     DENSE_COMBINE,
     DENSE_COMBINES,
     DENSE_PASSAGE_WEIGHT,
+    DENSE_SAME_KIND,
     K1,
     RRF_K,
     SAME_KIND,
@@ -208,12 +209,18 @@ def _bm25(system: dict, context: Context, source: RecipeSource) -> Stage:
                                 threads=context.threads, k=context.hits, progress=context.progress), context)
 
 
+def same_kind(system: dict, context: Context) -> bool:
+    """The system's ``same_kind``, or when unset the index's default: only the query's kind on an index whose kinds
+    come from the corpus's annotation, any kind on one whose kinds were detected (``SparseIndex.kinds_detected``)."""
+    return system["same_kind"] if system["same_kind"] is not None else not context.index.kinds_detected
+
+
 @register("multifield", [WEIGHTS, SAME_KIND, K1, B, BATCH_SIZE])
 def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
     """Boosted per-field BM25 over mention documents, best mention per passage."""
     with _config_errors(source, "weights"):
-        retriever = MultiFieldBM25(context.index, system["weights"], same_kind=system["same_kind"], k1=system["k1"],
-                                   b=system["b"], k=context.hits, threads=context.threads,
+        retriever = MultiFieldBM25(context.index, system["weights"], same_kind=same_kind(system, context),
+                                   k1=system["k1"], b=system["b"], k=context.hits, threads=context.threads,
                                    batch_size=system["batch_size"], progress=context.progress)
     return on_index(retriever, context)
 
@@ -231,7 +238,7 @@ def _rocchio(system: dict, context: Context, source: RecipeSource) -> Stage:
     if not all(isinstance(f, str) for f in fields):
         raise source.error("fb_fields", "'fb_fields' must be a list of index field names")
     with _config_errors(source, "type"):
-        retriever = RocchioBM25(context.index, system["weights"], same_kind=system["same_kind"], k1=system["k1"],
+        retriever = RocchioBM25(context.index, system["weights"], same_kind=same_kind(system, context), k1=system["k1"],
                                 b=system["b"], fb_docs=system["fb_docs"], fb_terms=system["fb_terms"],
                                 fb_fields=fields, original_weight=system["original_weight"],
                                 expansion_weight=system["expansion_weight"], k=context.hits,
@@ -246,7 +253,7 @@ def _rocchio(system: dict, context: Context, source: RecipeSource) -> Stage:
 def _bm25f(system: dict, context: Context, source: RecipeSource) -> Stage:
     """BM25F: one saturation over pooled, weighted fields (needs the project's jar)."""
     with _config_errors(source, "type"):
-        retriever = BM25F(context.index, system["fields"], same_kind=system["same_kind"], k=context.hits,
+        retriever = BM25F(context.index, system["fields"], same_kind=same_kind(system, context), k=context.hits,
                           query=system["query"], k1=system["k1"], b=system["b"], threads=context.threads,
                           progress=context.progress)
     return on_index(retriever, context)
@@ -255,7 +262,7 @@ def _bm25f(system: dict, context: Context, source: RecipeSource) -> Stage:
 @register("dense", [Param("index", str, None, "dense index directory (an artifact; built by hybrid.index_dense); "
                                               "required unless the index is sharded"),
                     Param("encoder", str, None, "query encoder (default: the one the dense index records)"),
-                    SAME_KIND,
+                    DENSE_SAME_KIND,
                     Param("overfetch", int, 8, "nearest mentions fetched per wanted passage", minimum=1),
                     Param("batch_size", int, 64, "queries encoded at once", minimum=1),
                     Param("passage_weight", float, DENSE_PASSAGE_WEIGHT,
