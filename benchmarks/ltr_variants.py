@@ -12,7 +12,7 @@ recipes; here the recipe's first stages run once per split, the feature matrices
 variant is one fit on the same matrices, so the variants are compared on identical candidates.
 
 Protocol: the recipe's (last) ``ltr`` reranker names the feature set, learner, parameters, depth and
-``train_queries``; the training sample is :func:`hybrid.recipe_train.sample_topics` with seed 0, so the
+``train_queries``; the training sample is :func:`hybrid.recipes.training.sample_topics` with seed 0, so the
 ``reference`` variant is the model ``recipe_train`` writes (its dev numbers must equal the recipe's
 row). Every variant is evaluated on all dev queries, by kind, with paired tests against ``reference``;
 plain Pyserini BM25 (``PassageBM25``, the whole sentence) runs in the same process as the baseline.
@@ -53,9 +53,9 @@ from hybrid.evaluation.judged import judged_only as condensed_run  # noqa: E402
 from hybrid.evaluation.judged import with_judged  # noqa: E402
 from hybrid.evaluation.measures import aggregate, per_query  # noqa: E402
 from hybrid.evaluation.significance import paired_test  # noqa: E402
-from hybrid.recipe_train import sample_topics  # noqa: E402
 from hybrid.recipes import Context, load_recipe  # noqa: E402
 from hybrid.recipes.builders import build_named, build_reranker, featureset_path, reranker_specs  # noqa: E402
+from hybrid.recipes.training import sample_topics  # noqa: E402
 from hybrid.retrieval.sparse import PassageBM25  # noqa: E402
 from indexes.shards import open_one_index  # noqa: E402
 from ltr.cv import topic_of  # noqa: E402
