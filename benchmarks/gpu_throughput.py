@@ -67,13 +67,7 @@ def encode_rows(args, device: str) -> list[dict]:
     order = sorted(range(len(sequences)), key=lambda i: len(sequences[i].ids))
     batches = []
     for b in range(0, len(order), args.batch_size):
-        batch = [sequences[i] for i in order[b : b + args.batch_size]]
-        width = max(len(s.ids) for s in batch)
-        ids = torch.full((len(batch), width), encoder.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for i, seq in enumerate(batch):
-            ids[i, : len(seq.ids)] = torch.tensor(seq.ids)
-            mask[i, : len(seq.ids)] = 1
+        ids, mask = encoder.pad([sequences[i] for i in order[b : b + args.batch_size]])
         batches.append((ids.to(device), mask.to(device)))
     rows = []
     for precision in ["fp32", *args.precisions]:

@@ -433,14 +433,19 @@ class BiEncoder:
         return [_Sequence([self.cls_id, *ids[:budget], self.sep_id], [], [], i) for i, ids in enumerate(encoded)]
 
     # -- forward -----------------------------------------------------------------------------------
-    def _hidden(self, model: torch.nn.Module, batch: list[_Sequence]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Last hidden states and attention mask of one padded batch of sequences."""
+    def pad(self, batch: list[_Sequence]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token ids and attention mask of a batch of sequences, padded to the longest (on the CPU)."""
         width = max(len(s.ids) for s in batch)
         ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
         for i, seq in enumerate(batch):
             ids[i, : len(seq.ids)] = torch.tensor(seq.ids)
             mask[i, : len(seq.ids)] = 1
+        return ids, mask
+
+    def _hidden(self, model: torch.nn.Module, batch: list[_Sequence]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Last hidden states and attention mask of one padded batch of sequences."""
+        ids, mask = self.pad(batch)
         ids, mask = ids.to(self.device), mask.to(self.device)
         return model(input_ids=ids, attention_mask=mask).last_hidden_state, mask
 
