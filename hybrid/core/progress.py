@@ -13,6 +13,7 @@ prints, and it refreshes at most every :data:`LOG_INTERVAL` seconds instead of m
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Iterable
@@ -94,8 +95,11 @@ def progress(iterable: Iterable | None = None, *, desc: str, unit: str, total: i
 
 def count_records(path: str, limit_bytes: int = 1 << 34) -> int | None:
     """Non-blank lines of a JSONL/TSV file: the total of a bar over its records (None if it is not a readable
-    file or is larger than ``limit_bytes``, where counting would cost more than the bar is worth)."""
+    file or is larger than ``limit_bytes``, where counting would cost more than the bar is worth). A pipe or FIFO
+    is never opened: it can be read once only, and that read belongs to the command."""
     try:
+        if not os.path.isfile(path):
+            return None
         with open(path, "rb") as handle:
             handle.seek(0, 2)
             if handle.tell() > limit_bytes:
