@@ -18,6 +18,11 @@ class InputError(ValueError):
         super().__init__(f"{where}: {reason}")
 
 
+class OutputExistsError(InputError, FileExistsError):
+    """An output exists and may not be replaced (no ``--overwrite``): one line naming it, and still the
+    ``FileExistsError`` that library callers of the writers caught before the output policy."""
+
+
 class ConfigError(InputError):
     """A configuration file or option is invalid (unknown key, bad value)."""
 

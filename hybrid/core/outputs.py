@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hybrid.core.errors import InputError
+from hybrid.core.errors import InputError, OutputExistsError
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +215,7 @@ class Writes:
             if path.is_symlink() or not path.is_dir():
                 raise InputError(path, None, f"exists and is not a directory; --overwrite replaces only {kind.a}")
             if not (self.overwrite or output.replace):
-                raise InputError(path, None, "already exists (pass --overwrite to replace it)")
+                raise OutputExistsError(path, None, "already exists (pass --overwrite to replace it)")
             if not any(path.iterdir()):
                 return
             if not kind.holds_manifest(path):
@@ -239,7 +239,7 @@ class Writes:
         if path.is_dir():
             raise InputError(path, None, "is a directory; give the name of a file to write")
         if not (self.overwrite or output.replace):
-            raise InputError(path, None, "already exists (pass --overwrite to replace it)")
+            raise OutputExistsError(path, None, "already exists (pass --overwrite to replace it)")
         if kind.looks_like is not None and not kind.looks_like(path):
             raise InputError(path, None, f"exists and is not {kind.a}; {option} replaces only {kind.a}: "
                                          f"remove the file yourself or choose another {option}")
