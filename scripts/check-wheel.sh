@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .venv/bin/activate
+# the jar travels as package data (hybrid/jars/): scripts/setup.sh copies it there after `mvn package`
+mkdir -p hybrid/jars && cp target/hybrid-lucene-*.jar hybrid/jars/
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python -m pip wheel --no-deps --no-build-isolation -q -w "$work/dist" . >/dev/null
