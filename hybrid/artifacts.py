@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from hybrid.cli_common import add_subparser, make_parser, output_file, run_cli
+from hybrid.core.outputs import FILE, Input, Output, Writes
 from hybrid.store.models import find_set, list_sets, store_root
 from hybrid.store.pack import export_set, import_set
 
@@ -49,6 +50,13 @@ def describe(model_set) -> dict:
             "code": model_set.manifest.get("code")}
 
 
+def export_writes(output: str, model_set) -> Writes:
+    """What ``export`` writes (the pack: a file, an earlier file replaced) and reads (the set's folder, which the
+    pack may not lie inside nor replace), for the output policy (hybrid.core.outputs)."""
+    return Writes("hybrid.artifacts export", [Output("--output", output, FILE, replace=True)],
+                  [Input("the model set", model_set.path)])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     root = Path(args.store) if args.store else store_root()
@@ -64,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{', '.join(entry['models']) or '-'}  ({entry['created']})")
         return 0
     if args.command == "export":
-        manifest = export_set(find_set(args.set, root), args.output)
+        model_set = find_set(args.set, root)
+        export_writes(args.output, model_set).check()
+        manifest = export_set(model_set, args.output)
         print(json.dumps({"pack": args.output, "key": manifest["key"], "files": len(manifest["files"]),
                           "bytes": sum(f["bytes"] for f in manifest["files"].values())}))
         return 0

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from hybrid.cli_common import add_subparser, make_parser, run_cli
 from hybrid.core.formats.ecbplus import convert_release
-from hybrid.core.formats.labelled import MANIFEST, materialize_training_set
+from hybrid.core.formats.labelled import CORPUS, MANIFEST, QRELS, QUERIES, materialize_training_set
+from hybrid.core.outputs import FILE, Input, Output, Writes
 
 
 def parser() -> argparse.ArgumentParser:
@@ -56,8 +57,25 @@ def _summary(folder: Path) -> dict:
     return {k: manifest[k] for k in ("name", "form", "split", "queries", "judgments", "fingerprint")}
 
 
+#: The files ``derive`` / ``bundled`` write into their output folder (labelled.materialize_training_set).
+TRAINING_FILES = (CORPUS, QUERIES, QRELS, MANIFEST)
+
+
+def writes(args: argparse.Namespace) -> Writes:
+    """What each sub-command writes (files in --output, an earlier one replaced) and reads, for the output policy
+    (hybrid.core.outputs): the converted or derived files may not be, nor lie inside, what they are made from."""
+    if args.command == "ecbplus":
+        outputs = [Output("--output", args.output / "corpus.jsonl", FILE, replace=True)]
+        inputs = [Input("--from", args.source), Input("--sentences", args.sentences)]
+    else:
+        outputs = [Output("--output", args.output / name, FILE, replace=True) for name in TRAINING_FILES]
+        inputs = [] if args.command == "bundled" else [Input("--corpus", args.corpus)]
+    return Writes(f"hybrid.data {args.command}", outputs, inputs)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    writes(args).check()
     if args.command == "ecbplus":
         output = args.output / "corpus.jsonl"
         report = convert_release(args.source, output, args.sentences, args.keep_test_labels)

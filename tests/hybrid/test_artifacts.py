@@ -113,3 +113,13 @@ def test_a_foreign_file_is_one_line_and_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not a model-set pack" in err[0]
     assert not (tmp_path / "store").exists()
+
+
+def test_export_never_writes_inside_the_set_it_packs(prepared, capsys):
+    """Issue 36 §1: a pack written into the model set it packs would change the set while it is read (and be
+    packed into later exports); refused in one line before anything is written."""
+    target = Path(prepared["set"].path) / "set.tar"
+    code = run_cli(artifacts_main, ["export", str(prepared["set"].path), "--output", str(target)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "the model set" in err[0]
+    assert not target.exists()

@@ -184,3 +184,16 @@ def test_a_broken_release_is_one_line_naming_the_file(tmp_path, capsys, damage, 
     assert len(err) == 1 and message in err[0]
     assert message.split(": ", 1)[1] in ERRORS_DOC.read_text(encoding="utf-8")
     assert not (tmp_path / "out" / "corpus.jsonl").exists()
+
+
+def test_derive_never_writes_over_its_own_corpus(tmp_path, capsys):
+    """Issue 36 §1: ``derive --output`` the folder that holds its --corpus would replace the labelled corpus with
+    the derived copy; the output policy refuses it in one line and the corpus stays byte-identical."""
+    convert(tmp_path)
+    corpus = tmp_path / "out" / "corpus.jsonl"
+    before = corpus.read_bytes()
+    capsys.readouterr()
+    assert run_cli(main, ["derive", "--corpus", str(corpus), "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--corpus" in err[0] and err[0].startswith("error: ")
+    assert corpus.read_bytes() == before and not (tmp_path / "out" / "qrels.txt").exists()
