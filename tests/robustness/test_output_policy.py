@@ -83,11 +83,6 @@ class Writer:
     output_dir: bool = False  # writes named files into a folder it does not replace
 
     def main(self):
-        if self.module.startswith("benchmarks/"):
-            spec = importlib.util.spec_from_file_location("pool_assess", Path(__file__).parents[2] / self.module)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module.main
         return importlib.import_module(self.module).main
 
 
@@ -154,11 +149,11 @@ WRITERS = [
     Writer("fewshot", "hybrid.fewshot", lambda ws, out: ["--index", str(ws / "index"), "--topics", d(ws, "topics.tsv"),
                                                          "--qrels", d(ws, "qrels.txt"), "--output", out], False,
            "data/qrels.txt", other_kind="data/run2.trec"),
-    Writer("pool_assess pool", "benchmarks/pool_assess.py",
-           lambda ws, out: ["pool", "--runs", f"a={d(ws, 'run.trec')}", "--qrels", d(ws, "qrels.txt"), "--judged",
+    Writer("pool make", "hybrid.pool",
+           lambda ws, out: ["make", "--runs", f"a={d(ws, 'run.trec')}", "--qrels", d(ws, "qrels.txt"), "--judged",
                             d(ws, "judged.txt"), "--topics", d(ws, "topics.tsv"), "--corpus", d(ws, "corpus.jsonl"),
                             "--output-dir", out], False, "data/judged.txt", None, output_dir=True),
-    Writer("pool_assess merge", "benchmarks/pool_assess.py",
+    Writer("pool merge", "hybrid.pool",
            lambda ws, out: ["merge", "--items", d(ws, "items.tsv"), "--answers", d(ws, "answers.tsv"), "--output", out],
            False, "data/answers.tsv", None),
 ]
