@@ -1,4 +1,4 @@
-"""A few thousand mutated files through every parser (the engine of benchmarks/fuzz_parsers.py).
+"""A few thousand mutated files through every parser (the engine of fuzz_parsers.py, beside this file).
 
 Only two outcomes are allowed: the file parses and its records satisfy the format's invariants, or
 an InputError names the file. Each format must see both outcomes, so the fuzzer provably reaches
@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import fuzz_parsers as fuzzer
 
-def test_fuzzed_inputs_parse_cleanly_or_raise_input_error(benchmark_script):
-    fuzzer = benchmark_script("fuzz_parsers")
+
+def test_fuzzed_inputs_parse_cleanly_or_raise_input_error():
     report = fuzzer.fuzz(3000, seed=20261122)
     crashes = "\n\n".join(f"{fmt}: {data[:200]!r}\n{trace}" for fmt, data, trace in report.crashes[:3])
     assert not report.crashes, f"{len(report.crashes)} crash(es):\n{crashes}"
@@ -21,11 +22,10 @@ def test_fuzzed_inputs_parse_cleanly_or_raise_input_error(benchmark_script):
         assert report.outcomes[fmt, "rejected"] > 0, f"{fmt}: no mutated input rejected"
 
 
-def test_seeds_are_valid(benchmark_script):
+def test_seeds_are_valid():
     """The unmutated seed files parse: rejections in the fuzz come from the mutations."""
     import tempfile
 
-    fuzzer = benchmark_script("fuzz_parsers")
     with tempfile.TemporaryDirectory() as tmp:
         for fmt, lines in fuzzer.SEEDS.items():
             path = Path(tmp) / fmt

@@ -13,9 +13,9 @@ dropped, misspelt or added, offsets moved), then read by the real parser. Outcom
 
 Usage::
 
-    python benchmarks/fuzz_parsers.py --cases 20000 --seed 0 [--report benchmarks/results/robustness.md]
+    python tests/robustness/fuzz_parsers.py --cases 20000 --seed 0 [--report benchmarks/results/robustness.md]
 
-The test suite runs the same engine on a few thousand cases (tests/robustness/test_fuzz_parsers.py).
+The test suite runs the same engine on a few thousand cases (test_fuzz_parsers.py, beside this file).
 """
 
 from __future__ import annotations
