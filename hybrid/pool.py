@@ -84,6 +84,8 @@ def parser() -> argparse.ArgumentParser:
                         "pools did not assess (a run joins a pool; no controls)")
     a.add_argument("--no-controls", action="store_true", help="mix no controls in")
     a.add_argument("--output-dir", required=True, help="the pool folder (items.tsv, key.tsv, pool.json)")
+    a.add_argument("--overwrite", action="store_true",
+                   help="replace the pool already in --output-dir (its key is what gives answers their meaning)")
     add_quiet(a, "print nothing but errors")
     b = add_subparser(sub, "split", help="cut a pool's items into parts, one per assessor")
     b.add_argument("--items", required=True, help="the pool's items.tsv")
@@ -116,12 +118,14 @@ def writes(args: argparse.Namespace, parts: int = 0) -> Writes:
     reads += inputs_of(args, ("topics", "corpus", "qrels", "judged", "items"))
     for option in ("exclude_pool", "extend", "answers", "assessed", "pool_dir"):
         reads += [Input(f"--{option.replace('_', '-')}", path) for path in getattr(args, option, None) or []]
-    if args.command in ("make", "split"):
-        names = POOL_FILES if args.command == "make" else part_names(parts)
-        outputs = [Output(f"--output-dir {name}", Path(args.output_dir) / name, replace=True) for name in names]
+    if args.command == "make":  # a pool is replaced only with --overwrite: answers to it mean nothing without its key
+        outputs = [Output(f"--output-dir {name}", Path(args.output_dir) / name) for name in POOL_FILES]
+    elif args.command == "split":
+        outputs = [Output(f"--output-dir {name}", Path(args.output_dir) / name, replace=True)
+                   for name in part_names(parts)]
     else:
         outputs = [Output("--output", args.output, replace=True)]
-    return Writes(f"hybrid.pool {args.command}", outputs, reads)
+    return Writes(f"hybrid.pool {args.command}", outputs, reads, overwrite=getattr(args, "overwrite", False))
 
 
 def say(args: argparse.Namespace, line: str) -> None:

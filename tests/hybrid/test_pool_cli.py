@@ -98,9 +98,16 @@ def test_make_pools_two_runs_into_blind_items_with_controls(files):
     manifest = json.loads((pool / "pool.json").read_text())
     assert manifest["queries"] == ["en1", "ev1"] and manifest["depth"] == 2 and manifest["items"] == 5
     assert list(manifest["runs"]) == ["a", "b"] and len(manifest["runs"]["a"]["sha256"]) == 64
-    # the same arguments give the same pool (seeded); another seed shuffles otherwise
+    # the same arguments give the same pool (seeded)
     make(files, files / "again")
     assert (files / "again" / "key.tsv").read_text() == (pool / "key.tsv").read_text()
+    # a pool is replaced only with --overwrite: answers given to it mean nothing without its key
+    key_before = (pool / "key.tsv").read_bytes()
+    with pytest.raises(FileExistsError, match="pass --overwrite"):
+        make(files, pool, "--seed", "5")
+    assert (pool / "key.tsv").read_bytes() == key_before
+    make(files, pool, "--seed", "5", "--overwrite")
+    assert json.loads((pool / "pool.json").read_text())["seed"] == 5
     # without qrels every topic is pooled, every pooled passage is an item, and no control can be drawn
     assert pool_main(["make", "--runs", str(files / "a.trec"), *texts(files), "--depth", "1", "--output-dir",
                       str(files / "fresh"), "--quiet"]) == 0

@@ -152,7 +152,7 @@ WRITERS = [
     Writer("pool make", "hybrid.pool",
            lambda ws, out: ["make", "--runs", f"a={d(ws, 'run.trec')}", "--qrels", d(ws, "qrels.txt"), "--judged",
                             d(ws, "judged.txt"), "--topics", d(ws, "topics.tsv"), "--corpus", d(ws, "corpus.jsonl"),
-                            "--output-dir", out], False, "data/judged.txt", None, output_dir=True),
+                            "--output-dir", out], True, "data/judged.txt", None, output_dir=True),
     Writer("pool merge", "hybrid.pool",
            lambda ws, out: ["merge", "--items", d(ws, "items.tsv"), "--answers", d(ws, "answers.tsv"), "--output", out],
            False, "data/answers.tsv", None),
