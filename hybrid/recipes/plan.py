@@ -115,6 +115,7 @@ class Step:
     gpu_minutes: float
     command: str
     detail: dict[str, Any] = field(default_factory=dict)
+    replace: bool = False  # it exists and is made again (``hybrid.prepare --overwrite``): counted as missing
 
 
 @dataclass
@@ -150,7 +151,7 @@ class Plan:
         lines.append(f"  {len(self.steps)} steps, {len(self.missing)} missing; estimates on this machine's {device}"
                      " (CPU: rates measured on 2 cores; GPU: assumed speed-ups, not measured)")
         for number, step in enumerate(self.steps, start=1):
-            state = "exists " if step.done else "MISSING"
+            state = "exists " if step.done else "REBUILD" if step.replace else "MISSING"
             lines.append(f"  [{number}] {state} {step.makes}")
             lines.append(f"      at {step.where}")
             if not step.done:
@@ -283,13 +284,15 @@ def dense_index_dir(index: Path, models: Path, need: Need) -> tuple[Path | None,
 
 
 def make_plan(recipe: Recipe, index: str | Path, models: Path, training: TrainingData | None,
-              config: TrainingConfig = TrainingConfig(), gpu: bool = False) -> Plan:
+              config: TrainingConfig = TrainingConfig(), gpu: bool = False, rebuild: bool = False) -> Plan:
     """The steps that make everything ``recipe`` needs on ``index``, with ``models`` as the model set.
 
     A step is listed only when something needs it: an encoder when a dense index or a reader it makes is
     missing (an artifacts folder holding its dense index already needs no encoder), a training index when a
-    model has to be trained away from the target collection."""
+    model has to be trained away from the target collection. ``rebuild``: every artifact counts as missing,
+    and those that exist are marked ``replace`` (``hybrid.prepare --overwrite`` makes the whole chain again)."""
     index = Path(index)
+    mark = _rebuild if rebuild else _keep
     needs = recipe_needs(recipe)
     target_passages = index_passages(index)
     in_place = training is None or training.in_place
@@ -299,34 +302,35 @@ def make_plan(recipe: Recipe, index: str | Path, models: Path, training: Trainin
     corpus = str(training.corpus) if training else "LABELLED_CORPUS"
     split = f" --split {training.split}" if training and training.split else " --split ''"
     dense_needs = [n for n in needs if n.kind == "dense"]
-    targets = [_dense_step(index, models, n, target_passages, "dense-index", "of this index") for n in dense_needs]
+    targets = [_dense_step(index, models, n, target_passages, "dense-index", "of this index", mark)
+               for n in dense_needs]
     ltrs, readers = [], []
     for need in (n for n in needs if n.kind == "ltr"):
         where = models / need.path
         limit = config.ltr_queries or _train_queries(load_recipe(need.recipe)) or 2000
         queries = min(limit, training.queries) if training else limit
         minutes = queries * LTR_QUERY_S / 60
-        ltrs.append(Step("ltr", f"LTR model {need.path} (recipe {load_recipe(need.recipe).name}, on its earlier "
+        ltrs.append(mark(Step("ltr", f"LTR model {need.path} (recipe {load_recipe(need.recipe).name}, on its earlier "
                          "stages' candidates)",
                          str(where), where.exists(), minutes, minutes / GPU_LTR_SPEEDUP,
                          f"python -m hybrid.recipe_train {need.recipe} --index {train_index} --topics {topics} "
                          f"--qrels {qrels} --artifacts {models}",
-                         {"relpath": need.path, "recipe": need.recipe, "index": str(train_index)}))
+                         {"relpath": need.path, "recipe": need.recipe, "index": str(train_index)})))
     for need in (n for n in needs if n.kind == "reader"):
         where = models / need.path
         queries = training.queries if training else 10000
         minutes = (queries * READER_POOL_QUERY_S + config.reader_steps * READER_STEP_S) / 60
-        readers.append(Step("reader", f"reader {need.path} (warm-started from {need.encoder})", str(where),
+        readers.append(mark(Step("reader", f"reader {need.path} (warm-started from {need.encoder})", str(where),
                             where.exists(), minutes, minutes / GPU_TRAIN_SPEEDUP,
                             f"python -m hybrid.reader train --index {train_index} --corpus {corpus} --queries "
                             f"{topics} --pool {models / '.work' / 'reader-pool.jsonl'} --base-model "
                             f"{models / need.encoder} --steps {config.reader_steps} --lr {config.reader_lr} "
                             f"--output {where}",
-                            {"relpath": need.path, "encoder": need.encoder, "index": str(train_index)}))
+                            {"relpath": need.path, "encoder": need.encoder, "index": str(train_index)})))
     training_dense = []
     if not in_place and any(not s.done for s in ltrs):  # the LTR model learns from the training index's candidates
         training_dense = [_dense_step(train_index, models, n, training.passages, "training-dense-index",
-                                      "of the training index") for n in dense_needs]
+                                      "of the training index", mark) for n in dense_needs]
     wanted = [n.encoder for n, s in zip(dense_needs, targets, strict=True) if not s.done]
     wanted += [n.encoder for n, s in zip([n for n in needs if n.kind == "reader"], readers, strict=True) if not s.done]
     if training_dense:
@@ -335,22 +339,23 @@ def make_plan(recipe: Recipe, index: str | Path, models: Path, training: Trainin
     for encoder in dict.fromkeys(wanted):
         where = models / encoder
         minutes = config.dense_steps * DENSE_STEP_S / 60
-        encoders.append(Step("encoder", f"bi-encoder {encoder} fine-tuned on the training labels", str(where),
+        encoders.append(mark(Step("encoder", f"bi-encoder {encoder} fine-tuned on the training labels", str(where),
                              (where / "hybrid-encoder.json").is_file(), minutes, minutes / GPU_TRAIN_SPEEDUP,
                              f"python -m hybrid.train_dense --index {train_index} --corpus {corpus} --topics {topics}"
                              f"{split} --negatives {config.dense_negatives} --steps {config.dense_steps} "
                              f"--batch-size {config.dense_batch_size}"
                              + (f" --base {config.dense_base}" if config.dense_base != "minilm" else "")
                              + f" --output {where}",
-                             {"relpath": encoder, "index": str(train_index)}))
+                             {"relpath": encoder, "index": str(train_index)})))
     steps: list[Step] = []
     trains = [s for s in [*encoders, *ltrs, *readers] if not s.done]
     if trains and not in_place:
         minutes = training.passages / INDEX_PASSAGES_PER_S / 60
-        steps.append(Step("training-index", f"raw index of the training collection {training.name} (auto annotation)",
-                          str(train_index), (train_index / METADATA).is_file(), minutes, minutes,
+        steps.append(mark(Step("training-index",
+                          f"raw index of the training collection {training.name} (auto annotation)", str(train_index),
+                          (train_index / METADATA).is_file(), minutes, minutes,
                           f"python -m hybrid.index --corpus {corpus} --index {train_index}",
-                          {"path": str(train_index)}))
+                          {"path": str(train_index)})))
     steps += encoders
     steps += targets if in_place else training_dense
     steps += ltrs + readers
@@ -359,14 +364,28 @@ def make_plan(recipe: Recipe, index: str | Path, models: Path, training: Trainin
     return Plan(recipe.name, index, models, training, steps, gpu)
 
 
-def _dense_step(index: Path, models: Path, need: Need, passages: int, kind: str, whose: str) -> Step:
-    where, done = dense_index_dir(index, models, need)
+def _keep(step: Step) -> Step:
+    """A step as it is on disk: an existing artifact is kept."""
+    return step
+
+
+def _rebuild(step: Step) -> Step:
+    """A step when the whole chain is made again: never done; one that exists is replaced."""
+    step.replace, step.done = step.done, False
+    return step
+
+
+def _dense_step(index: Path, models: Path, need: Need, passages: int, kind: str, whose: str,
+                mark=_keep) -> Step:
+    where, exists = dense_index_dir(index, models, need)
     minutes = passages / ENCODE_PASSAGES_PER_S / 60
     shown = str(where) if where is not None else f"{index}/dense-by-encoder/<fingerprint of {need.encoder}>"
-    return Step(kind, f"dense index {need.path} {whose}, made by {need.encoder}", shown, done, minutes,
+    step = Step(kind, f"dense index {need.path} {whose}, made by {need.encoder}", shown, exists, minutes,
                 minutes / GPU_ENCODE_SPEEDUP,
                 f"python -m hybrid.index_dense --index {index} --encoder {models / need.encoder} --output {shown}",
-                {"relpath": need.path, "encoder": need.encoder, "index": str(index)})
+                {"relpath": need.path, "encoder": need.encoder, "index": str(index),
+                 "path": str(where) if where is not None else None})
+    return step if where == models / need.path else mark(step)  # a dense index of the older layout is not prepare's
 
 
 def _train_queries(recipe: Recipe) -> int | None:

@@ -6,6 +6,13 @@ one skips them; the encoder's training also resumes from its checkpoint, and the
 pool are cached in the model set's ``.work/`` folder. The settings are those of the documented commands
 (:class:`~hybrid.recipes.plan.TrainingConfig`), so a prepared model is the one the command chain would make.
 Torch places the work on the GPU when there is one.
+
+What a plan writes is declared to the output policy (:func:`plan_writes`, :mod:`hybrid.core.outputs`) and
+checked before the first step: the model set, each missing artifact (of its own kind: an encoder only over an
+encoder, an LTR model only over an LTR model, ...), the index's dense index and its model-set link; none of
+them may be an input, lie inside one (except the index's own places for them) or contain one. With
+``overwrite`` (``hybrid.prepare --overwrite``, a plan made with ``rebuild``) every step is made again and each
+replaces only an artifact of its own kind; the caches in ``.work/`` are made again too.
 """
 
 from __future__ import annotations
@@ -13,16 +20,29 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
-from hybrid.recipes.plan import Plan, Step, TrainingConfig
-from hybrid.recipes.registry import Context, load_recipe
+from hybrid.core.outputs import JSON, Input, Output, Writes
+from hybrid.recipes.plan import Plan, Step, TrainingConfig, recipe_needs
+from hybrid.recipes.registry import Context, Recipe, load_recipe
 from hybrid.recipes.training import train_recipe
-from hybrid.store.models import ModelSet, bound_dense_dir, encoder_fingerprint, set_key
+from hybrid.store.models import (
+    INDEX_LINK,
+    MANIFEST,
+    MODEL_SET,
+    ModelSet,
+    bound_dense_dir,
+    encoder_fingerprint,
+    set_key,
+)
+from indexes.faiss_index import DENSE_INDEX
+from indexes.lucene import HYBRID_INDEX
 from indexes.sparse_index import SparseIndex
+from ltr.model import LTR_MODEL
 
 log = logging.getLogger("hybrid.prepare")
 
@@ -40,10 +60,80 @@ def open_model_set(plan: Plan, config: TrainingConfig) -> ModelSet:
     return ModelSet.create(plan.models, plan.training.name, key, plan.training.describe(), config.as_key())
 
 
+COMMAND = "hybrid.prepare"
+
+
+def set_owned(recipe: Recipe) -> set[str]:
+    """The top-level names an artifacts folder of the older layout holds for ``recipe`` (``dense``, ``ltr``,
+    ``reader``, ...: the first folder of every path the recipe names), and the set's caches."""
+    names = {WORK}
+    for need in recipe_needs(recipe):
+        names.add(Path(need.path).parts[0])
+        if need.kind in ("dense", "reader"):
+            names.add(Path(need.encoder).parts[0])
+    return names
+
+
+def set_output(models: Path, recipe: Recipe, option: str) -> Output:
+    """The model set as an output: a model set is filled (never replaced), a new or empty folder becomes one,
+    and an artifacts folder of the older layout (nothing in it but the recipe's model folders) gets its
+    manifest; any other folder is refused by the policy (it is not a model set)."""
+    if models.is_dir() and not (models / MANIFEST).exists():
+        entries = {entry.name for entry in models.iterdir()}
+        if entries and entries <= set_owned(recipe):
+            return Output(f"{option} manifest", models / MANIFEST, JSON)
+    return Output(option, models, MODEL_SET, replace=True)
+
+
+def step_outputs(steps: Iterable[Step]) -> list[Output]:
+    """What ``steps`` write, each as its kind: a step replaces only an artifact of its own kind."""
+    from features.encoder import ENCODER  # deferred: importing it loads torch
+    from hybrid.dense.train import CHECKPOINT as ENCODER_CHECKPOINT  # deferred: importing it loads torch
+    from hybrid.dense.train import checkpoint_dir, resumes  # deferred: importing it loads torch
+    from ltr.reader.store import READER  # deferred: importing it loads torch
+    from ltr.reader.train import CHECKPOINT as READER_CHECKPOINT  # deferred: importing it loads torch
+    from ltr.reader.train import checkpoint_path  # deferred: importing it loads torch
+
+    outputs = []
+    for step in steps:
+        name = f"{step.kind} {step.detail.get('relpath') or step.where}"  # "ltr ltr/m": the step and its path
+        if step.kind == "training-index":
+            outputs.append(Output(name, step.detail["path"], HYBRID_INDEX))
+        elif step.kind == "encoder":
+            where = Path(step.where)
+            outputs += [Output(name, where, ENCODER, replace=resumes(where)),
+                        Output(f"{name} checkpoint", checkpoint_dir(where), ENCODER_CHECKPOINT, replace=True)]
+        elif step.kind in ("dense-index", "training-dense-index"):
+            if step.detail.get("path"):  # else named by an encoder not trained yet: checked when it is built
+                outputs.append(Output(name, step.detail["path"], DENSE_INDEX))
+        elif step.kind == "ltr":
+            outputs.append(Output(name, step.where, LTR_MODEL))
+        elif step.kind == "reader":
+            outputs += [Output(name, step.where, READER),
+                        Output(f"{name} checkpoint", checkpoint_path(step.where), READER_CHECKPOINT, replace=True)]
+    return outputs
+
+
+def plan_writes(plan: Plan, recipe: Recipe, inputs: list[Input], overwrite: bool = False,
+                set_option: str = "the model set") -> list[Writes]:
+    """What running ``plan`` writes, for the output policy (check each before the first step): the model set
+    and the index's link to it (filled and replaced as prepare's own), the missing steps' artifacts (replaced
+    only with ``overwrite`` and only when of the same kind); the training index lives in the store and
+    everything in it is prepare's, so rebuilding it deletes its dense indexes too."""
+    container = Writes(COMMAND, [set_output(plan.models, recipe, set_option),
+                                 Output("the index's model-set link", plan.index / INDEX_LINK, JSON, replace=True)],
+                       inputs)
+    steps = Writes(COMMAND, step_outputs(s for s in plan.missing if s.kind != "training-index"), inputs, overwrite)
+    training = Writes(COMMAND, step_outputs(s for s in plan.missing if s.kind == "training-index"), inputs,
+                      overwrite, overwrite_all=True)
+    return [container, steps, training]
+
+
 def run_plan(plan: Plan, config: TrainingConfig | None = None, threads: int = 1, device: str | None = None,
-             progress: bool = True, say: Callable[[str], None] = print) -> list[Step]:
+             progress: bool = True, say: Callable[[str], None] = print, overwrite: bool = False) -> list[Step]:
     """Make every missing step of ``plan``; returns the steps made. A step whose output appeared meanwhile (an
-    earlier, interrupted run finished it) is skipped."""
+    earlier, interrupted run finished it) is skipped. ``overwrite``: a step replaces an existing artifact of
+    its kind, and the caches in ``.work/`` are made again (a plan made with ``rebuild``)."""
     config = config or TrainingConfig()
     if not plan.missing:
         return []
@@ -54,31 +144,31 @@ def run_plan(plan: Plan, config: TrainingConfig | None = None, threads: int = 1,
             continue
         say(f"[{number}/{len(plan.steps)}] {step.makes}")
         started = time.time()
-        RUNNERS[step.kind](step, plan, model_set, config, threads, device, progress)
+        RUNNERS[step.kind](step, plan, model_set, config, threads, device, progress, overwrite)
         say(f"[{number}/{len(plan.steps)}] done in {time.time() - started:.0f}s")
         made.append(step)
     return made
 
 
 def _training_index(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
-                    device: str | None, progress: bool) -> None:
+                    device: str | None, progress: bool, overwrite: bool = False) -> None:
     from features.annotate import AnnotationConfig  # deferred: importing it loads spaCy
     from indexes.lucene import IndexConfig, build_index  # deferred: importing it loads spaCy and the JVM
 
     annotation = AnnotationConfig(n_process=min(2, os.cpu_count() or 1))
     build_index(IndexConfig(corpus=str(plan.training.corpus), annotation=annotation, threads=threads),
-                step.detail["path"], progress=progress)
+                step.detail["path"], progress=progress, overwrite=overwrite, overwrite_all=True)
 
 
 def _encoder(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
-             device: str | None, progress: bool) -> None:
+             device: str | None, progress: bool, overwrite: bool = False) -> None:
     from features.encoder import EncoderConfig  # deferred: importing it loads torch
     from hybrid.dense.data import TrainingSet, build_training_set  # deferred: importing it loads numpy
     from hybrid.dense.train import TrainConfig, train  # deferred: importing it loads torch
 
     training = _training(plan)
     pairs = model_set.path / WORK / "dense-pairs.jsonl"
-    if pairs.is_file():
+    if pairs.is_file() and not overwrite:
         data = TrainingSet.load(pairs)
     else:
         index = SparseIndex(step.detail["index"])
@@ -91,13 +181,13 @@ def _encoder(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig
     settings = TrainConfig(base=config.dense_base, steps=config.dense_steps, batch_size=config.dense_batch_size,
                            seed=config.dense_seed)
     train(data, output, settings, EncoderConfig(), resume=True, progress=progress,
-          extra={"prepared_by": "python -m hybrid.prepare", "training": training.describe()})
+          extra={"prepared_by": "python -m hybrid.prepare", "training": training.describe()}, overwrite=overwrite)
     model_set.record_model(step.detail["relpath"], "encoder", fingerprint=encoder_fingerprint(output),
                            trained_on=training.name, steps=config.dense_steps)
 
 
 def _dense_index(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
-                 device: str | None, progress: bool) -> None:
+                 device: str | None, progress: bool, overwrite: bool = False) -> None:
     from features.encoder import BiEncoder  # deferred: importing it loads torch
     from indexes.faiss_index import build_dense_index  # deferred: importing it loads faiss
 
@@ -107,14 +197,16 @@ def _dense_index(step: Step, plan: Plan, model_set: ModelSet, config: TrainingCo
         raise ConfigError(encoder_path, None, "the encoder this dense index is made by does not exist")
     index = SparseIndex(step.detail["index"])
     output = bound_dense_dir(index.path, fingerprint)
+    # named by the encoder's fingerprint, known only now that it is trained: checked here, before encoding
+    Writes(COMMAND, [Output(f"{step.kind} {step.detail['relpath']}", output, DENSE_INDEX)], [], overwrite).check()
     encoder = BiEncoder.load(encoder_path, device=device)
-    build_dense_index(index, encoder, output, progress=progress)
+    build_dense_index(index, encoder, output, progress=progress, overwrite=overwrite)
     if model_set.dense_encoder(step.detail["relpath"]) != step.detail["encoder"]:
         model_set.record_dense(step.detail["relpath"], step.detail["encoder"])
 
 
 def _ltr(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
-         device: str | None, progress: bool) -> None:
+         device: str | None, progress: bool, overwrite: bool = False) -> None:
     training = _training(plan)
     index = SparseIndex(step.detail["index"])
     topics = read_topics(training.topics, resolve=index.passage_text)
@@ -122,20 +214,20 @@ def _ltr(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, th
                       progress=progress)
     recipe = load_recipe(step.detail["recipe"])
     for path in train_recipe(recipe, context, topics, read_qrels(training.qrels), seed=config.ltr_seed,
-                             max_queries=config.ltr_queries):
+                             max_queries=config.ltr_queries, overwrite=overwrite):
         model_set.record_model(str(path.relative_to(model_set.path)), "ltr", recipe=recipe.name,
                                trained_on=training.name, seed=config.ltr_seed)
 
 
 def _reader(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
-            device: str | None, progress: bool) -> None:
+            device: str | None, progress: bool, overwrite: bool = False) -> None:
     from hybrid.retrieval.sparse import MultiFieldBM25  # deferred: importing it loads the JVM bridge
     from ltr.reader import data as pools  # deferred: importing it loads numpy
     from ltr.reader.train import TrainConfig, train  # deferred: importing it loads numpy, torch
 
     training = _training(plan)
     pool = model_set.path / WORK / "reader-pool.jsonl"
-    if not pool.is_file():
+    if overwrite or not pool.is_file():
         index = SparseIndex(step.detail["index"])
         corpus = pools.read_labelled_corpus(training.corpus, (training.split,) if training.split else None)
         queries = pools.build_training_queries(training.topics, corpus, MultiFieldBM25(index), progress=progress,
@@ -145,7 +237,7 @@ def _reader(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig,
     base = model_set.path / step.detail["encoder"]
     reader_config = TrainConfig(base_model=str(base), steps=config.reader_steps, lr=config.reader_lr)
     train(pools.read_pool(pool), reader_config, model_set.path / step.detail["relpath"], device=device,
-          progress=progress)
+          progress=progress, overwrite=overwrite)
     model_set.record_model(step.detail["relpath"], "reader", base=step.detail["encoder"], trained_on=training.name,
                            steps=config.reader_steps)
 

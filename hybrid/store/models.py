@@ -40,6 +40,7 @@ from typing import Any
 
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
+from hybrid.core.outputs import Kind
 from hybrid.core.provenance import code_version
 
 ARTIFACTS_ENV = "HYBRID_ARTIFACTS"
@@ -52,6 +53,8 @@ INDEX_LINK = "model-set-link.json"
 #: In a hybrid index: its dense indexes, one folder per encoder fingerprint.
 BOUND_DIR = "dense-by-encoder"
 ENCODER_META = "hybrid-encoder.json"  # written by features.encoder.BiEncoder.save, with the encoder's fingerprint
+#: A model set folder, for the output policy (hybrid.core.outputs): ``hybrid.prepare`` fills only this.
+MODEL_SET = Kind("model set", manifests=(MANIFEST,), format=("kind", KIND))
 _SET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}")
 
 
