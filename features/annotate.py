@@ -95,6 +95,7 @@ def make_detector(name: str) -> Detector:
         return RuleDetector()
     if name in ("learned", "union"):
         try:
+            # deferred: an optional module, not in every checkout
             from features.mention_head import LearnedMentionDetector  # type: ignore[import-not-found]
         except ImportError:
             raise ValueError(f"--detect {name} needs features/mention_head.py (not in this checkout)") from None
@@ -120,7 +121,8 @@ def make_linker(name: str) -> ChainLinker:
         return heuristic_links
     if name == "learned":
         try:
-            from features.coref_model import LearnedChainLinker  # deferred: importing it loads numpy
+            # deferred: an optional module; it loads numpy, which indexing with the heuristic linker does not
+            from features.coref_model import LearnedChainLinker
         except ImportError:
             raise ValueError("--chains learned needs features/coref_model.py (not in this checkout)") from None
         return _cluster_links(LearnedChainLinker.load())

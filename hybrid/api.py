@@ -33,6 +33,7 @@ from hybrid.core.formats.runs import read_run, read_spans, sorted_hits, write_ru
 from hybrid.core.formats.topics import is_marked, read_topics, topics_from_records
 from hybrid.core.provenance import produced_by
 from hybrid.core.records import Hit, Topic
+from hybrid.evaluation import judged as incomplete
 from hybrid.recipes import Context, RecipeSource, build_system, bundled_recipes, load_recipe
 from hybrid.retrieval.base import Stage
 from hybrid.sample import SAMPLE, index_location, sample_paths
@@ -312,10 +313,10 @@ def evaluate(run: Mapping[str, list[Hit]] | str | Path, qrels_source: str | Path
     ``judged``: passages judged for every query (a file of ids, ``"sample"``, or the ids), counted as judged
     non-relevant where a query's qrels do not list them; ``judged_only`` scores condensed lists, with each
     query's unjudged passages removed (``trec_eval -J``; see :mod:`hybrid.evaluation.judged`)."""
-    from hybrid.evaluation import judged as incomplete  # deferred, as below
-    from hybrid.evaluation.measures import evaluate as evaluate_run  # deferred: importing it loads ir_measures
-    from hybrid.evaluation.measures import parse_measures  # deferred: importing it loads ir_measures
-    from hybrid.evaluation.measures import per_query as per_query_scores  # deferred: importing it loads ir_measures
+    # deferred: ir_measures, which hybrid.search --help and a search without --qrels do not need
+    from hybrid.evaluation.measures import evaluate as evaluate_run
+    from hybrid.evaluation.measures import parse_measures
+    from hybrid.evaluation.measures import per_query as per_query_scores
 
     if isinstance(run, str | Path):
         run = Run.read(run)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from dataclasses import fields
 from functools import cached_property, lru_cache
 from pathlib import Path
 
 from features.annotate import AnnotationConfig, Annotator, MentionRecord
 from hybrid.core.errors import ConfigError, IndexMissingError, InputError
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.java import require
 from hybrid.core.jvm import pyserini_searcher_class, start_jvm
 from hybrid.core.provenance import verify_mode
 from hybrid.core.records import Passage, Topic
@@ -22,8 +24,6 @@ log = logging.getLogger(__name__)
 def check_metadata_shape(where: Path, metadata: object) -> None:
     """Refuse a ``hybrid-index.json`` of the wrong shape (what opening and searching read from it) up front, with
     one line naming it, instead of a KeyError or TypeError at the first query."""
-    from dataclasses import fields  # deferred: only here
-
     fix = f"rebuild the index with `python -m hybrid.index --index {where.parent} --overwrite`"
     if not isinstance(metadata, dict):
         raise IndexMissingError(f"{where}: not a hybrid index description (a JSON object); {fix}")
@@ -267,8 +267,6 @@ def open_for_timing(index_path: str | Path, topics_path: str | Path, limit: int 
     For benchmarks: a query's record (its indexed mention, chain and context entities) is read and parsed
     on first use, so computing them all up front keeps that one-off cost out of every timed search.
     """
-    from hybrid.core.java import require  # deferred: importing it loads numpy
-
     index = SparseIndex(index_path)
     require()
     topics = read_topics(topics_path, resolve=index.passage_text)

@@ -44,10 +44,13 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.java import FEATURES
 from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
 from hybrid.core.records import Run
+from hybrid.fusion.fuse import METHODS, Fuse
 from hybrid.retrieval.bm25f import BM25F
 from hybrid.retrieval.sparse import MultiFieldBM25
 from indexes.faiss_index import DENSE_METADATA, DenseIndex, check_bound, resolve_dense_dir
 from indexes.lucene import mention_doc_id
+from ltr.reader.context import LeadContext
+from ltr.sparse_features import DEFAULT_CHANNELS, SparseFeatureExtractor, parse_channels
 
 
 def _module_missing(name: str) -> str | None:
@@ -92,11 +95,6 @@ class SparseFieldsProvider(FeatureProvider):
         return _module_missing("ltr.sparse_features") or _module_missing("hybrid.core.java") or _jar_missing()
 
     def _channel_specs(self) -> list:
-        # deferred: a module-level import would close an import cycle with ltr.sparse_features
-        # deferred: a module-level import would close an import cycle with ltr.sparse_features
-        # deferred: a module-level import would close an import cycle with ltr.sparse_features
-        from ltr.sparse_features import DEFAULT_CHANNELS, parse_channels
-
         return parse_channels(list(self._channels or DEFAULT_CHANNELS))
 
     def features(self) -> dict[str, Feature]:
@@ -111,11 +109,6 @@ class SparseFieldsProvider(FeatureProvider):
     def extractor(self, index):
         key = str(index.path)
         if key not in self._extractors:
-            # deferred: a module-level import would close an import cycle with ltr.sparse_features
-            # deferred: a module-level import would close an import cycle with ltr.sparse_features
-            # deferred: a module-level import would close an import cycle with ltr.sparse_features
-            from ltr.sparse_features import SparseFeatureExtractor
-
             self._extractors[key] = SparseFeatureExtractor(index, [c.name for c in self._channel_specs()])
         return self._extractors[key]
 
@@ -506,15 +499,11 @@ class ReaderProvider(FeatureProvider):
         if self.checkpoint is None:
             raise ConfigError(None, None, "reader features need the feature set option [providers.reader] "
                                           "checkpoint = <a trained reader folder> (python -m hybrid.reader train)")
-        from ltr.reader.infer import score_pairs  # deferred: importing it loads torch
-        from ltr.reader.store import load_reader  # deferred: importing it loads torch
+        # deferred: both load torch, which only the reader's features need
+        from ltr.reader.infer import score_pairs
+        from ltr.reader.store import load_reader
 
         if self._reader is None:
-            # deferred: a module-level import would close an import cycle with ltr.reader.context
-            # deferred: a module-level import would close an import cycle with ltr.reader.context
-            # deferred: a module-level import would close an import cycle with ltr.reader.context
-            from ltr.reader.context import LeadContext
-
             self._reader = load_reader(self.checkpoint, device=self.device)
             self._context = LeadContext.for_reader(self._reader, batch.resources.index)
         topics = [p.query.topic for p in batch.pairs]
@@ -558,8 +547,6 @@ class FusionProvider(RetrieverScoresProvider):
 
     def configure(self, options: dict[str, Any]) -> FusionProvider:
         _check_options(self.group, options, self.OPTIONS)
-        from hybrid.fusion.fuse import METHODS  # deferred: importing it loads ir_measures
-
         if options.get("method", "rrf") not in METHODS:
             raise ConfigError(None, None, f"[providers.fusion] method must be one of {METHODS}")
         return FusionProvider(**options)
@@ -568,8 +555,6 @@ class FusionProvider(RetrieverScoresProvider):
         return DenseProvider(self.index_path).identity()
 
     def _make(self, index):
-        from hybrid.fusion.fuse import Fuse  # deferred: importing it loads ir_measures
-
         dense = shared_dense_retriever(self.index_path or index.path, self.encoder_path, self.depth)
         check_bound(dense.index, index)
         return Fuse([MultiFieldBM25(index, k=self.depth), dense], method=self.method, k=self.depth)

@@ -19,7 +19,20 @@ from hybrid.fusion.fuse import METHODS, Fuse, fuse_runs, parse_fusion_weights, p
 from hybrid.fusion.normalize import NORMALISATIONS
 from hybrid.fusion.registry import FUSIONS, FusionMethod
 from hybrid.fusion.rrf import rrf
-from hybrid.fusion.tune import TuneResult, tune_weights
 
 __all__ = ["FUSIONS", "METHODS", "NORMALISATIONS", "Fuse", "FusionMethod", "TuneResult", "combmnz", "combsum",
            "fuse_runs", "parse_fusion_weights", "parse_weights", "rrf", "tune_weights"]
+
+
+def __getattr__(name: str):
+    """``tune``'s names on first use (PEP 562): it imports ir_measures, which fusing runs does not need, so
+    importing the package (or ``hybrid.fusion.fuse`` for a recipe's Fuse stage) stays free of it."""
+    if name in ("TuneResult", "tune_weights"):
+        from hybrid.fusion import tune  # deferred: importing it loads ir_measures
+
+        return getattr(tune, name)
+    raise AttributeError(f"module 'hybrid.fusion' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

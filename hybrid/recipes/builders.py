@@ -48,6 +48,7 @@ from hybrid.core.params import (
     Param,
     params_by_name,
 )
+from hybrid.fusion.fuse import Fuse, parse_fusion_weights
 from hybrid.recipes.registry import Context, RecipeSource, build_system, load_recipe, register
 from hybrid.retrieval.base import FeatureUnion, Retriever, Stage
 from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
@@ -190,7 +191,7 @@ def _config_errors(source: RecipeSource, key: str, prefix: str = ""):
 def on_index(retriever: Retriever, context: Context) -> Retriever:
     """The retriever adapted to the context's index: itself on one index, its sharded counterpart on a sharded
     index (a ConfigError when it has none), so a recipe runs wherever an index is opened."""
-    from hybrid.scale.sharded_search import shard_retriever  # deferred: importing it loads numpy, torch
+    from hybrid.scale.sharded_search import shard_retriever  # deferred: importing it loads torch
 
     return shard_retriever(retriever, context.index)
 
@@ -273,8 +274,9 @@ def _bm25f(system: dict, context: Context, source: RecipeSource) -> Stage:
                           choices=DENSE_COMBINES)])
 def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
     """The mention-aware bi-encoder over a FAISS dense index (mention and passage vectors)."""
-    from hybrid.retrieval.dense import DenseRetriever  # deferred: importing it loads numpy, torch
-    from hybrid.scale.sharded_search import ShardedDense  # deferred: importing it loads numpy, torch
+    # deferred: both load torch, which the other system types do not need
+    from hybrid.retrieval.dense import DenseRetriever
+    from hybrid.scale.sharded_search import ShardedDense
 
     encoder = system["encoder"]  # on a command line: a folder or a model name, as typed (BiEncoder.load resolves it)
     if encoder is not None and not context.plain_paths:
@@ -341,8 +343,6 @@ def dense_index_of(value: Any, context: Context, source: RecipeSource) -> tuple[
                    Param("rrf_k", int, RRF_K, "RRF's k", minimum=1)])
 def _fuse(system: dict, context: Context, source: RecipeSource) -> Stage:
     """Fusion of other systems' runs (RRF, CombSUM, CombMNZ)."""
-    from hybrid.fusion import Fuse, parse_fusion_weights  # deferred: importing it loads ir_measures
-
     names = system["recipes"]
     if names is None or len(names) < 2:
         raise source.error("recipes", "'recipes' must list at least two recipe names to fuse")
@@ -434,8 +434,9 @@ def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
         if "featureset" in spec:
             model.check_featureset(load_featureset(featureset_path(spec["featureset"], source)))
         return LtrReranker(model, context.index, depth=reranker_value(spec, "depth"))
-    from ltr.reader.interpolate import KindWeights  # deferred: importing it loads ir_measures, numpy
-    from ltr.reader.stage import ReaderReranker  # deferred: importing it loads ir_measures, numpy, torch
+    # deferred: the reader loads torch and ir_measures, which a recipe without a reader does not need
+    from ltr.reader.interpolate import KindWeights
+    from ltr.reader.stage import ReaderReranker
 
     path = artifact_path(spec["model"], "rerankers", "reader", context, source)
     weight = None

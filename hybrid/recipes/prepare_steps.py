@@ -23,13 +23,16 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from features.annotate import AnnotationConfig
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.outputs import JSON, Input, Output, Writes
+from hybrid.dense.data import TrainingSet, build_training_set
 from hybrid.recipes.plan import Plan, Step, TrainingConfig, recipe_needs
 from hybrid.recipes.registry import Context, Recipe, load_recipe
 from hybrid.recipes.training import train_recipe
+from hybrid.retrieval.sparse import MultiFieldBM25
 from hybrid.store.models import (
     INDEX_LINK,
     MANIFEST,
@@ -39,10 +42,11 @@ from hybrid.store.models import (
     encoder_fingerprint,
     set_key,
 )
-from indexes.faiss_index import DENSE_INDEX
-from indexes.lucene import HYBRID_INDEX
+from indexes.faiss_index import DENSE_INDEX, build_dense_index
+from indexes.lucene import HYBRID_INDEX, IndexConfig, build_index
 from indexes.sparse_index import SparseIndex
 from ltr.model import LTR_MODEL
+from ltr.reader import data as pools
 
 log = logging.getLogger("hybrid.prepare")
 
@@ -87,12 +91,13 @@ def set_output(models: Path, recipe: Recipe, option: str) -> Output:
 
 def step_outputs(steps: Iterable[Step]) -> list[Output]:
     """What ``steps`` write, each as its kind: a step replaces only an artifact of its own kind."""
-    from features.encoder import ENCODER  # deferred: importing it loads torch
-    from hybrid.dense.train import CHECKPOINT as ENCODER_CHECKPOINT  # deferred: importing it loads torch
-    from hybrid.dense.train import checkpoint_dir, resumes  # deferred: importing it loads torch
-    from ltr.reader.store import READER  # deferred: importing it loads torch
-    from ltr.reader.train import CHECKPOINT as READER_CHECKPOINT  # deferred: importing it loads torch
-    from ltr.reader.train import checkpoint_path  # deferred: importing it loads torch
+    # deferred: the modules that define these kinds and paths load torch
+    from features.encoder import ENCODER
+    from hybrid.dense.train import CHECKPOINT as ENCODER_CHECKPOINT
+    from hybrid.dense.train import checkpoint_dir, resumes
+    from ltr.reader.store import READER
+    from ltr.reader.train import CHECKPOINT as READER_CHECKPOINT
+    from ltr.reader.train import checkpoint_path
 
     outputs = []
     for step in steps:
@@ -152,9 +157,6 @@ def run_plan(plan: Plan, config: TrainingConfig | None = None, threads: int = 1,
 
 def _training_index(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
                     device: str | None, progress: bool, overwrite: bool = False) -> None:
-    from features.annotate import AnnotationConfig  # deferred: importing it loads spaCy
-    from indexes.lucene import IndexConfig, build_index  # deferred: importing it loads spaCy and the JVM
-
     annotation = AnnotationConfig(n_process=min(2, os.cpu_count() or 1))
     build_index(IndexConfig(corpus=str(plan.training.corpus), annotation=annotation, threads=threads),
                 step.detail["path"], progress=progress, overwrite=overwrite, overwrite_all=True)
@@ -162,9 +164,9 @@ def _training_index(step: Step, plan: Plan, model_set: ModelSet, config: Trainin
 
 def _encoder(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
              device: str | None, progress: bool, overwrite: bool = False) -> None:
-    from features.encoder import EncoderConfig  # deferred: importing it loads torch
-    from hybrid.dense.data import TrainingSet, build_training_set  # deferred: importing it loads numpy
-    from hybrid.dense.train import TrainConfig, train  # deferred: importing it loads torch
+    # deferred: both load torch, which only the training steps need
+    from features.encoder import EncoderConfig
+    from hybrid.dense.train import TrainConfig, train
 
     training = _training(plan)
     pairs = model_set.path / WORK / "dense-pairs.jsonl"
@@ -189,7 +191,6 @@ def _encoder(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig
 def _dense_index(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
                  device: str | None, progress: bool, overwrite: bool = False) -> None:
     from features.encoder import BiEncoder  # deferred: importing it loads torch
-    from indexes.faiss_index import build_dense_index  # deferred: importing it loads faiss
 
     encoder_path = model_set.path / step.detail["encoder"]
     fingerprint = model_set.encoder_fingerprint(step.detail["encoder"])
@@ -221,9 +222,7 @@ def _ltr(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, th
 
 def _reader(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
             device: str | None, progress: bool, overwrite: bool = False) -> None:
-    from hybrid.retrieval.sparse import MultiFieldBM25  # deferred: importing it loads the JVM bridge
-    from ltr.reader import data as pools  # deferred: importing it loads numpy
-    from ltr.reader.train import TrainConfig, train  # deferred: importing it loads numpy, torch
+    from ltr.reader.train import TrainConfig, train  # deferred: importing it loads torch
 
     training = _training(plan)
     pool = model_set.path / WORK / "reader-pool.jsonl"

@@ -22,6 +22,7 @@ import re
 
 from features.annotate import FIELDS
 from hybrid.core.errors import ConfigError
+from hybrid.core.java import MentionSearch
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
@@ -94,8 +95,6 @@ class BM25F(Retriever):
         self.name = "bm25f"
 
     def search(self, topics: list[Topic], k: int) -> Run:
-        from hybrid.core.java import MentionSearch  # deferred: importing it loads numpy
-
         searcher = MentionSearch.open(self.index.path / MENTIONS)
         fields = [f for f, w in self.fields.items() if w > 0]
         weights = [self.fields[f] for f in fields]

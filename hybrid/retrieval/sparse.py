@@ -20,6 +20,7 @@ from functools import cached_property
 
 from features.annotate import FIELDS, MentionRecord
 from hybrid.core.errors import ConfigError
+from hybrid.core.java import MentionSearch, available
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
@@ -243,8 +244,6 @@ class MultiFieldBM25(Retriever):
     def _java_search(self, topics: list[Topic], k: int) -> Run:
         """All topics through the project's Java searcher: same query, collapse and tie order as
         :meth:`search_one`, but queries built, run and collapsed inside Java in parallel."""
-        from hybrid.core.java import MentionSearch  # deferred: importing it loads numpy
-
         searcher = MentionSearch.open(self.index.path / MENTIONS)
         active = [c for c in self.clauses if c.weight != 0]
         fields, weights = [c.field for c in active], [c.weight for c in active]
@@ -274,8 +273,6 @@ class MultiFieldBM25(Retriever):
         return run
 
     def search(self, topics: list[Topic], k: int) -> Run:
-        from hybrid.core.java import available  # deferred: importing it loads numpy
-
         if available():
             return self._java_search(topics, k)
         bar = progress_bar(topics, desc=self.name, unit="query", enabled=self.progress)

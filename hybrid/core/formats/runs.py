@@ -29,7 +29,14 @@ from typing import Any
 
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
-from hybrid.core.formats.lines import control_character, iter_lines, split_columns
+from hybrid.core.formats.lines import (
+    control_character,
+    iter_lines,
+    optional,
+    parse_json_object,
+    require,
+    split_columns,
+)
 from hybrid.core.records import Hit, Run
 
 log = logging.getLogger(__name__)
@@ -230,11 +237,6 @@ def read_run_meta(run_path: str | Path, spans_path: str | Path | None = None) ->
 def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int, str | None]]:
     """(qid, docid) -> (start, end, mention) from a spans JSONL (``hybrid.search --spans``); rows without a
     span are skipped; a malformed line is an InputError naming the file and line."""
-    # deferred: a module-level import would close an import cycle with hybrid.core.formats.lines
-    # deferred: a module-level import would close an import cycle with hybrid.core.formats.lines
-    # deferred: a module-level import would close an import cycle with hybrid.core.formats.lines
-    from hybrid.core.formats.lines import iter_lines, optional, parse_json_object, require
-
     spans: dict[tuple[str, str], tuple[int, int, str | None]] = {}
     for number, line in iter_lines(path):
         row = parse_json_object(path, number, line)
