@@ -36,13 +36,14 @@ import hashlib
 import json
 import logging
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from features.units import Unit
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
 from hybrid.core.outputs import Kind
@@ -92,14 +93,6 @@ class EncoderConfig:
         if unknown:
             raise ConfigError(path, None, f"unknown encoder config key(s) {sorted(unknown)}")
         return cls(**obj)
-
-
-@dataclass
-class Unit:
-    """A text and the character spans that each want a vector (no spans: one context vector)."""
-
-    text: str
-    spans: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass

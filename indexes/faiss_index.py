@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from features.units import Unit
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
 from hybrid.core.outputs import Kind
@@ -282,7 +283,6 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
         passages = passages[:limit]
     if not passages:
         raise ValueError(f"{index.path}: no passages to encode")
-    from features.encoder import Unit  # deferred: importing it loads torch
 
     started = time.time()
     with atomic_directory(output, overwrite=overwrite) as tmp:

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from features.annotate import AnnotationConfig, Annotator
+from features.units import Unit
 from hybrid.core.atomic import atomic_directory, atomic_write, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
 from hybrid.core.formats.corpus import read_corpus
@@ -486,8 +487,6 @@ class EncodeBatch:
         self.batch_size = batch_size
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from features.encoder import Unit  # deferred: importing it loads torch
-
         items = [json.loads(line) for line in batch["text"]]
         units = [Unit(item["text"], [(s, e) for s, e in item["spans"]]) for item in items]
         vectors = self.encoder.encode_units(units, "passage", batch_size=self.batch_size)
