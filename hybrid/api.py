@@ -29,14 +29,14 @@ from typing import Any
 
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import check_qrels, read_qrels
-from hybrid.core.formats.runs import read_run, read_spans, sorted_hits, write_run_set
+from hybrid.core.formats.runs import attach_spans, read_run, sorted_hits, write_run_set
 from hybrid.core.formats.topics import is_marked, read_topics, topics_from_records
 from hybrid.core.provenance import produced_by
 from hybrid.core.records import Hit, Topic
 from hybrid.evaluation import judged as incomplete
 from hybrid.recipes import Context, RecipeSource, build_system, bundled_recipes, load_recipe
 from hybrid.retrieval.base import Stage
-from hybrid.sample import SAMPLE, index_location, sample_paths
+from hybrid.sample import SAMPLE, index_location, sample_path
 from indexes.sharded_index import open_index as open_any
 
 #: The measures ``python -m hybrid.search --qrels`` prints.
@@ -179,21 +179,6 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
 
-def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
-    """Give the hits of ``run`` the spans of a spans JSONL (``hybrid.search --spans``); returns how many got one.
-
-    A malformed line is an :class:`~hybrid.core.errors.InputError` naming the file and line."""
-    spans = read_spans(path)
-    given = 0
-    for qid, hits in run.items():
-        for hit in hits:
-            found = spans.get((qid, hit.docid))
-            if found is not None:
-                hit.mention_start, hit.mention_end, hit.mention_text = found
-                given += 1
-    return given
-
-
 # -- inputs ----------------------------------------------------------------------------------------------------
 
 
@@ -201,14 +186,6 @@ def open_index(path: str | Path = SAMPLE, engine: str = "local", progress: bool 
     """A hybrid index (starts the JVM): a directory built by ``python -m hybrid.index``, a sharded index, or
     ``"sample"`` (the bundled sample's index, built under ``~/.cache/hybrid`` on first use)."""
     return open_any(index_location(path, progress=progress), engine)
-
-
-def sample_path(what: str, value: str | Path | None) -> str | Path | None:
-    """``value``, or the bundled sample's file when ``value`` is ``"sample"`` (``what``: topics, topics_tsv, qrels,
-    corpus, judged)."""
-    if value is not None and str(value) == SAMPLE:
-        return getattr(sample_paths(), what)
-    return value
 
 
 def topics(source: str | Path | Iterable | Topic | Mapping = SAMPLE, index=None) -> list[Topic]:

@@ -31,6 +31,14 @@ def sample_paths() -> SamplePaths:
                        HERE / "judged.txt")
 
 
+def sample_path(what: str, value: str | Path | None) -> str | Path | None:
+    """``value``, or the bundled sample's file when ``value`` is ``"sample"`` (``what``: topics, topics_tsv, qrels,
+    corpus, judged)."""
+    if value is not None and str(value) == SAMPLE:
+        return getattr(sample_paths(), what)
+    return value
+
+
 def cache_dir() -> Path:
     root = os.environ.get("HYBRID_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hybrid")
     return Path(root)

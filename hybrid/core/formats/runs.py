@@ -23,7 +23,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -276,3 +276,18 @@ def read_run(path: str | Path) -> Run:
     for qid in run:
         run[qid] = sorted_hits(run[qid])
     return run
+
+
+def attach_spans(run: Mapping[str, list[Hit]], path: str | Path) -> int:
+    """Give the hits of ``run`` the spans of a spans JSONL (``hybrid.search --spans``); returns how many got one.
+
+    A malformed line is an :class:`~hybrid.core.errors.InputError` naming the file and line."""
+    spans = read_spans(path)
+    given = 0
+    for qid, hits in run.items():
+        for hit in hits:
+            found = spans.get((qid, hit.docid))
+            if found is not None:
+                hit.mention_start, hit.mention_end, hit.mention_text = found
+                given += 1
+    return given
