@@ -13,7 +13,7 @@ Two sub-commands:
 On a shared machine absolute timings are noisy: time before and after back to back (``--repeat``) and
 report ratios.
 
-Example (the raw ECB+ index, the untrained MiniLM dense index in ``ART/dense/ecbplus``)::
+Example (the raw ECB+ index, the untrained MiniLM dense index in ``ART/dense/index``)::
 
     python benchmarks/dense_net_speed.py run --index /work/idx/ecb-raw --artifacts ART \\
         --topics /work/shared/data/ecbplus/queries.dev.jsonl --limit 300 --runs /tmp/after
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="time recipes and write their runs")
     r.add_argument("--index", required=True)
-    r.add_argument("--artifacts", help="where the recipes' artifacts (dense/ecbplus) live")
+    r.add_argument("--artifacts", help="where the recipes' artifacts (dense/index) live")
     r.add_argument("--topics", required=True)
     r.add_argument("--limit", type=int, default=300, help="first N topics (0 = all)")
     r.add_argument("--recipes", nargs="+", default=["dense-net"])

@@ -56,7 +56,7 @@ from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, SafetyN
 from hybrid.retrieval.doc_context import PASSAGE_WEIGHT as SAFETY_PASSAGE_WEIGHT
 from hybrid.retrieval.rocchio import DEFAULT_FB_FIELDS, RocchioBM25
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS, MultiFieldBM25, PassageBM25
-from hybrid.store.models import ARTIFACTS_ENV, ModelSet, bound_dense_dir, linked_set
+from hybrid.store.models import ARTIFACTS_ENV, ModelSet, artifact_in, bound_dense_dir, linked_set
 from indexes.faiss_index import check_bound
 from indexes.sharded_index import ShardedIndex
 from ltr.featureset import load_featureset
@@ -117,6 +117,9 @@ def artifact_path(value: Any, key: str, kind: str, context: Context, source: Rec
     if path is None:
         raise source.error(key, f"{key} = {value!r} leads outside the artifacts directory {base}; an artifact path "
                                 "is relative to it, without '..'")
+    if not path.exists():  # an artifacts folder or model set made before its artifacts were renamed
+        older = artifact_in(base, value)
+        path = Path(os.path.abspath(older)) if older.exists() else path
     if must_exist and not path.exists():
         recipe = source.path.stem if source.path else "<recipe>"
         raise source.error(key, f"{kind} artifact {path} does not exist; "
@@ -305,7 +308,7 @@ def dense_index_of(value: Any, context: Context, source: RecipeSource) -> tuple[
     """The dense index a recipe's ``index = ...`` names, and the encoder its queries must use when it is the
     index-bound one of a model set (None: the encoder the dense index records).
 
-    The artifacts folder's own copy wins (the older layout, ``ARTIFACTS/dense/ecbplus``); otherwise a model set
+    The artifacts folder's own copy wins (the older layout, ``ARTIFACTS/dense/index``); otherwise a model set
     that declares ``value`` index-bound resolves it to the dense index of the context's index made by the set's
     encoder. Neither: the missing-artifact error of :func:`artifact_path`."""
     path = artifact_path(value, "index", "dense", context, source, must_exist=False)

@@ -30,6 +30,7 @@ from hybrid.recipes.registry import RECIPE_DIR, Recipe, RecipeSource, load_recip
 from hybrid.store.models import (
     ARTIFACTS_ENV,
     ModelSet,
+    artifact_in,
     bound_dense_dir,
     encoder_fingerprint,
     linked_set,
@@ -270,7 +271,7 @@ def dense_index_dir(index: Path, models: Path, need: Need) -> tuple[Path | None,
     """Where the dense index ``need`` of ``index`` is (or will be), and whether it is complete: the models folder's
     own copy in the older layout, else the index-bound one made by the set's encoder (None while that encoder
     does not exist: its fingerprint names the folder)."""
-    legacy = models / need.path
+    legacy = artifact_in(models, need.path)
     if (legacy / DENSE_METADATA).is_file():
         return legacy, True
     fingerprint = encoder_fingerprint(models / need.encoder)
@@ -306,7 +307,7 @@ def make_plan(recipe: Recipe, index: str | Path, models: Path, training: Trainin
                for n in dense_needs]
     ltrs, readers = [], []
     for need in (n for n in needs if n.kind == "ltr"):
-        where = models / need.path
+        where = artifact_in(models, need.path)
         limit = config.ltr_queries or _train_queries(load_recipe(need.recipe)) or 2000
         queries = min(limit, training.queries) if training else limit
         minutes = queries * LTR_QUERY_S / 60
@@ -317,7 +318,7 @@ def make_plan(recipe: Recipe, index: str | Path, models: Path, training: Trainin
                          f"--qrels {qrels} --artifacts {models}",
                          {"relpath": need.path, "recipe": need.recipe, "index": str(train_index)})))
     for need in (n for n in needs if n.kind == "reader"):
-        where = models / need.path
+        where = artifact_in(models, need.path)
         queries = training.queries if training else 10000
         minutes = (queries * READER_POOL_QUERY_S + config.reader_steps * READER_STEP_S) / 60
         readers.append(mark(Step("reader", f"reader {need.path} (warm-started from {need.encoder})", str(where),
@@ -385,7 +386,7 @@ def _dense_step(index: Path, models: Path, need: Need, passages: int, kind: str,
                 f"python -m hybrid.index_dense --index {index} --encoder {models / need.encoder} --output {shown}",
                 {"relpath": need.path, "encoder": need.encoder, "index": str(index),
                  "path": str(where) if where is not None else None})
-    return step if where == models / need.path else mark(step)  # a dense index of the older layout is not prepare's
+    return step if where == artifact_in(models, need.path) else mark(step)  # the older layout's is not prepare's
 
 
 def _train_queries(recipe: Recipe) -> int | None:

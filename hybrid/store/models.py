@@ -1,7 +1,7 @@
 """Model sets: collection-independent trained models, keyed by what they were trained on and with which code.
 
 A model set is a folder laid out like the artifacts folder the recipes have always named (``dense/encoder``,
-``ltr/hybrid-dense-net``, ``reader/ecbplus``: the paths a recipe gives, relative to the set) plus a manifest,
+``ltr/hybrid-dense-net``, ``reader/model``: the paths a recipe gives, relative to the set) plus a manifest,
 ``model-set.json``::
 
     {"kind": "hybrid-model-set", "format": 1, "key": "3f2a...", "name": "ecbplus-train",
@@ -9,16 +9,21 @@ A model set is a folder laid out like the artifacts folder the recipes have alwa
      "config": {...},                                                   how (steps, batch size, seeds, ...)
      "code": {"package": "0.1.0", "store_format": 1, "git_commit": ...},
      "models": {"dense/encoder": {"what": "encoder", "fingerprint": ..., "built_at": ...}, ...},
-     "dense_indexes": {"dense/ecbplus": {"encoder": "dense/encoder"}}}
+     "dense_indexes": {"dense/index": {"encoder": "dense/encoder"}}}
 
 ``key`` is the sha256 of the training fingerprint, the config and the code's compatibility version (the
 package version and the store format), so the same training on another machine gives the same key and an
 imported set is used instead of training again; the exact commit is recorded, not keyed.
 
 Dense indexes are not collection-independent: ``dense_indexes`` only says which encoder makes the one a recipe
-calls ``dense/ecbplus``, and the index itself lives with its sparse index, at
+calls ``dense/index``, and the index itself lives with its sparse index, at
 ``<index>/dense-by-encoder/<encoder fingerprint>/`` (:func:`bound_dense_dir`). An artifacts folder of the
-older layout that holds ``dense/ecbplus`` itself keeps working as it is.
+older layout that holds ``dense/index`` itself keeps working as it is.
+
+Artifacts were once named after the benchmark they were first built for (``dense/ecbplus``, ``reader/ecbplus``);
+the recipes now name them by what they are. :data:`OLDER_NAMES` is the one place that maps a name to the one it
+had: an artifacts folder or a model set made before still answers to the new name (:func:`artifact_in`,
+:meth:`ModelSet.dense_encoder`).
 
 Where sets live: ``--artifacts DIR`` (a set, or an older artifacts folder), else ``$HYBRID_ARTIFACTS``, else
 the index's link (``<index>/model-set-link.json``, written by ``python -m hybrid.prepare``) into the store
@@ -55,7 +60,25 @@ BOUND_DIR = "dense-by-encoder"
 ENCODER_META = "hybrid-encoder.json"  # written by features.encoder.BiEncoder.save, with the encoder's fingerprint
 #: A model set folder, for the output policy (hybrid.core.outputs): ``hybrid.prepare`` fills only this.
 MODEL_SET = Kind("model set", manifests=(MANIFEST,), format=("kind", KIND))
+#: Artifact name -> the name recipes gave it before it was named by what it is. Only read, never written: what is
+#: made now is made under the new name.
+OLDER_NAMES = {"dense/index": "dense/ecbplus", "reader/model": "reader/ecbplus",
+               "reader/judged": "reader/ecbplus-judged"}
 _SET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}")
+
+
+def names_of(name: str) -> tuple[str, ...]:
+    """``name`` and, when it had one, its older name (:data:`OLDER_NAMES`), in the order they are looked for."""
+    older = OLDER_NAMES.get(name)
+    return (name, older) if older else (name,)
+
+
+def artifact_in(root: str | Path, name: str) -> Path:
+    """``root / name``, or ``root / <older name>`` when only that exists (a folder made before the rename)."""
+    for candidate in names_of(name):
+        if (Path(root) / candidate).exists():
+            return Path(root) / candidate
+    return Path(root) / name
 
 
 def cache_root() -> Path:
@@ -167,7 +190,8 @@ class ModelSet:
 
     def dense_encoder(self, name: str) -> str | None:
         """The encoder (relative path in the set) whose index-bound dense index a recipe's ``name`` means."""
-        entry = (self.manifest.get("dense_indexes") or {}).get(name)
+        declared = self.manifest.get("dense_indexes") or {}
+        entry = next((declared[n] for n in names_of(name) if n in declared), None)
         return entry.get("encoder") if isinstance(entry, dict) else None
 
     def encoder_fingerprint(self, relpath: str) -> str | None:

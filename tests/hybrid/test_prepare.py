@@ -45,8 +45,8 @@ def train_args(labels, tiny_bert):
 
 def test_needs_walk_the_bundled_recipes():
     needs = recipe_needs(load_recipe("hybrid-dense-reader"))
-    assert [(n.kind, n.path) for n in needs] == [("dense", "dense/ecbplus"), ("ltr", "ltr/hybrid-dense-net"),
-                                                 ("reader", "reader/ecbplus")]
+    assert [(n.kind, n.path) for n in needs] == [("dense", "dense/index"), ("ltr", "ltr/hybrid-dense-net"),
+                                                 ("reader", "reader/model")]
     assert needs[1].recipe == "hybrid-dense-net"
     assert recipe_needs(load_recipe("multifield-net")) == []
 

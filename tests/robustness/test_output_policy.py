@@ -273,7 +273,7 @@ def test_index_dense_refuses_the_corpus_folder_its_index_records(ws, capsys):
 
 
 def test_recipe_train_refuses_to_replace_a_dense_index(ws, capsys):
-    """A recipe whose ltr model is "dense/ecbplus" (a dense index there) must not delete that index."""
+    """A recipe whose ltr model is "dense/index" (a dense index there) must not delete that index."""
     from hybrid.recipe_train import main
 
     (ws / "dense").mkdir()
