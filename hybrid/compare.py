@@ -42,7 +42,7 @@ from hybrid.evaluation.comparison import (
     format_markdown,
     write_per_query,
 )
-from hybrid.evaluation.groups import kinds_from_topics
+from hybrid.evaluation.groups import kinds_from_topics, no_kinds_reason
 from hybrid.evaluation.judged import read_judged
 from hybrid.evaluation.measures import parse_measures
 
@@ -52,8 +52,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("runs", nargs="+", metavar="[NAME=]RUN", help="TREC runs; NAME= names one in the table (default: "
                                                                 "the file name without .trec)")
     p.add_argument("--qrels", required=True, help="qrels, or 'sample' for the bundled sample's")
-    p.add_argument("--topics", help="topics file giving each query's kind (default: ev-/en- query id prefixes); "
-                                    "'sample' for the bundled sample's")
+    p.add_argument("--topics", help="JSONL topics giving each query's kind (their 'kind' field), for per-kind tables "
+                                    "(without: the 'all' table only); 'sample' for the bundled sample's")
     p.add_argument("--baseline", help="the run every other is compared with (a NAME; default: the first)")
     p.add_argument("--measures", nargs="+", default=list(COMPARISON_MEASURES), help="ir_measures or trec_eval names")
     p.add_argument("--judged", metavar="FILE", help="passage ids judged for every query, one per line ('sample': the "
@@ -104,8 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, run in runs.items():
         for line in compare_query_ids(qrels, run).lines():
             print(f"warning: {name}: {line}", file=sys.stderr)
-    groups = kinds_from_topics(topics_path) if topics_path else {
-        q: ("event" if q.startswith("ev-") else "entity") for q in qrels if q.startswith(("ev-", "en-"))}
+    groups = kinds_from_topics(topics_path) if topics_path else {}
+    if not groups:
+        print(f"note: no per-kind tables: {no_kinds_reason(topics_path)}", file=sys.stderr)
 
     tests = {"correction": args.correction, "permutations": args.permutations}
     compared = compare(runs, qrels, groups, baseline, measures, judged, **tests)

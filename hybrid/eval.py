@@ -32,7 +32,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.consistency import compare_query_ids, topic_query_ids
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run
-from hybrid.evaluation.groups import kinds_from_topics
+from hybrid.evaluation.groups import kinds_from_topics, no_kinds_reason
 from hybrid.evaluation.judged import judged_only, read_judged, unjudged_count, with_judged
 from hybrid.evaluation.measures import DEFAULT_MEASURES, evaluate, parse_measures, per_query
 from hybrid.evaluation.trec_format import is_trec_name, trec_eval_lines
@@ -104,25 +104,15 @@ def output_format(args: argparse.Namespace) -> str:
 
 
 def kind_groups(args: argparse.Namespace, qrels: dict) -> dict[str, str]:
-    """qid -> kind for --by-kind; a judged query whose kind cannot be told is said so on stderr in one line (and
-    grouped as 'unknown' when others have a kind), never dropped silently."""
-    if args.topics:
-        groups = kinds_from_topics(args.topics)
-    else:
-        groups = {q: ("event" if q.startswith("ev-") else "entity") for q in qrels if q.startswith(("ev-", "en-"))}
+    """qid -> kind for --by-kind, as the topics state it (never read from a query id): without kinds (no --topics,
+    TSV topics) there are no per-kind groups. A judged query whose kind cannot be told is said so on stderr in one
+    line (and grouped as 'unknown' when others have a kind), never dropped silently."""
+    groups = kinds_from_topics(args.topics) if args.topics else {}
     unknown = sorted(q for q in qrels if q not in groups)
     if unknown:
-        if not args.topics:
-            why = ("give --topics as JSONL with a 'kind' field (without topics the kind is read only from ECB+'s "
-                   "'ev-'/'en-' query id prefixes)")
-        elif str(args.topics).endswith((".jsonl", ".json")):
-            why = f"their topics in {args.topics} have no 'kind' field"
-        else:
-            why = (f"TSV topics ({args.topics}) carry no kind beyond ECB+'s 'ev-'/'en-' query id prefixes; give JSONL "
-                   "topics with a 'kind' field")
         shown = "all" if len(unknown) == len(qrels) else "unknown"
         print(f"note: --by-kind: {len(unknown)} of {len(qrels)} judged queries have no kind (e.g. {unknown[0]}), "
-              f"counted under '{shown}': {why}", file=sys.stderr)
+              f"counted under '{shown}': {no_kinds_reason(args.topics)}", file=sys.stderr)
         if groups:
             groups.update({q: "unknown" for q in unknown})
     return groups

@@ -25,6 +25,9 @@ def files(tmp_path):
     for name, text in RUNS.items():
         (tmp_path / f"{name}.trec").write_text(text)
     (tmp_path / "judged.txt").write_text("d2\nd9\n")
+    kinds = {"ev-1": "event", "en-2": "entity", "ev-3": "event"}
+    (tmp_path / "topics.jsonl").write_text("".join(json.dumps({"qid": q, "text": "a <m> b </m>", "kind": k}) + "\n"
+                                                   for q, k in kinds.items()))
     return tmp_path
 
 
@@ -32,7 +35,7 @@ def test_means_deltas_and_files_match_hybrid_eval(files, capsys):
     out = files / "out"
     argv = ["--qrels", str(files / "qrels.txt"), str(files / "a.trec"), "second=" + str(files / "b.trec"),
             str(files / "c.trec"), "--judged", str(files / "judged.txt"), "--measures", "AP@100", "RR@10",
-            "--output-dir", str(out)]
+            "--output-dir", str(out), "--topics", str(files / "topics.jsonl")]
     assert compare_main(argv) == 0
     printed = capsys.readouterr().out
     assert "| second |" in printed and "Condensed lists" in printed
@@ -44,7 +47,7 @@ def test_means_deltas_and_files_match_hybrid_eval(files, capsys):
         for extra, table in (([], results["results"]), (["-J"], results["condensed"]["results"])):
             assert eval_main(["--qrels", str(files / "qrels.txt"), "--run", str(files / path), "--judged",
                               str(files / "judged.txt"), "--json", "--by-kind", "--measures", "AP@100", "RR@10",
-                              *extra]) == 0
+                              "--topics", str(files / "topics.jsonl"), *extra]) == 0
             expected = json.loads(capsys.readouterr().out)
             for group in ("all", "event", "entity"):
                 assert table[group][name]["AP@100"]["mean"] == pytest.approx(expected[group]["AP@100"])
