@@ -18,6 +18,7 @@ documents; the corpus is the raw one, annotated automatically.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -70,7 +71,13 @@ def mention_runs(index_path: str, events: list, hits: int = 300) -> dict:
     for lo in range(0, len(topics), 64):
         passage_run.update(stage(topics[lo:lo + 64]))
     per_event = {e.qid: [passage_run.get(s.qid, []) for s in e.seeds] for e in seeded}
-    return documents_run(per_event, {e.qid: e.excluded for e in seeded}, how="max")
+
+    @functools.cache
+    def doc_of(passage_id: str) -> str | None:  # the index's doc_id of a passage
+        passage = index.passage(passage_id)
+        return passage.doc_id if passage is not None else None
+
+    return documents_run(per_event, {e.qid: e.excluded for e in seeded}, doc_of, how="max")
 
 
 def main(argv: list[str] | None = None) -> int:

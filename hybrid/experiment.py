@@ -140,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         raise ConfigError(None, None, "event-collection recipes (documents for event queries) and mention recipes "
                                       "cannot share one experiment: their topics and judgments differ")
     if kinds == {"events"}:  # --topics holds event queries (hybrid.collect.events), --qrels judges documents
-        topics = read_event_topics(topics_path, resolve=index.passage_text)
+        topics = read_event_topics(topics_path, resolve=index.passage_text,
+                                   doc_of=lambda pid: (index.passage_json(pid) or {}).get("doc_id"))
     else:
         topics = read_topics(topics_path, resolve=index.passage_text)
     qrels = read_qrels(qrels_path)

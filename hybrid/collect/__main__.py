@@ -114,16 +114,22 @@ def _resolver(collection: Collection):
                         if pid in collection.passage_index else None)
 
 
+def _doc_of(collection: Collection):
+    """A passage's document as the collection records it (seeds that point into the collection)."""
+    return lambda pid: (collection.passages[collection.passage_index[pid]].doc_id
+                        if pid in collection.passage_index else None)
+
+
 def _events(args: argparse.Namespace, collection: Collection) -> list[EventQuery]:
     single = getattr(args, "name", None) is not None or getattr(args, "seed", [])
     if args.events and single:
         raise ConfigError(None, None, "give --events or a single event (--name/--seed), not both")
     if args.events:
-        return read_events(args.events, _resolver(collection))
+        return read_events(args.events, _resolver(collection), _doc_of(collection))
     if not single:
         raise ConfigError(None, None, "give --events FILE, or --name and/or --seed for one event")
     line = json.dumps({"qid": "event", "name": args.name, "seeds": args.seed or None, "place": args.place})
-    return [parse_event(Path("<command line>"), None, line, _resolver(collection))]
+    return [parse_event(Path("<command line>"), None, line, _resolver(collection), _doc_of(collection))]
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -153,7 +159,7 @@ def _train(args: argparse.Namespace) -> int:
     if not args.events:
         raise ConfigError(None, None, "train needs --events (the training event queries)")
     collection, kb = _collection(args)
-    events = read_events(args.events, _resolver(collection))
+    events = read_events(args.events, _resolver(collection), _doc_of(collection))
     qrels = read_qrels(args.qrels)
     stage = EventCollector(collection, kb=kb, combiner=lambda X: X[:, 0], progress=not args.quiet)
     matrices = [event_matrix(stage.scores(e.to_topic()), collection) for e in events]

@@ -104,7 +104,7 @@ def event_of(topic: Topic) -> EventQuery:
 
 
 def _seed(path: Path, number: int, raw: object, i: int, qid: str,
-          resolve: Callable[[str], str | None] | None) -> Topic:
+          resolve: Callable[[str], str | None] | None, doc_of: Callable[[str], str | None] | None = None) -> Topic:
     where = f"seeds[{i}]"
     if isinstance(raw, str):
         raw = {"text": raw}
@@ -130,12 +130,13 @@ def _seed(path: Path, number: int, raw: object, i: int, qid: str,
     if not 0 <= start < end <= len(text):
         raise InputError(path, number, f"{where}: span [{start}, {end}) is outside passage {passage_id!r} "
                                        f"({len(text)} characters)")
-    if doc_id is None:
-        doc_id = passage_id.rsplit(":", 1)[0] if ":" in passage_id else None
+    if doc_id is None and doc_of is not None:  # the collection's document of the passage; ids are never parsed
+        doc_id = doc_of(passage_id)
     return Topic(qid=f"{qid}#{i}", text=text, start=start, end=end, doc_id=doc_id, passage_id=passage_id, kind=EVENT)
 
 
-def parse_event(path: Path, number: int, line: str, resolve: Callable[[str], str | None] | None = None) -> EventQuery:
+def parse_event(path: Path, number: int, line: str, resolve: Callable[[str], str | None] | None = None,
+                doc_of: Callable[[str], str | None] | None = None) -> EventQuery:
     obj = parse_json_object(path, number, line)
     check_keys(path, number, obj, EVENT_KEYS, free=False)
     qid = require(path, number, obj, "qid", str)
@@ -147,7 +148,7 @@ def parse_event(path: Path, number: int, line: str, resolve: Callable[[str], str
     if name is not None:
         check_query_text(name, path, number, "name")
     seeds_raw = optional(path, number, obj, "seeds", list) or []
-    seeds = [_seed(path, number, raw, i, qid, resolve) for i, raw in enumerate(seeds_raw)]
+    seeds = [_seed(path, number, raw, i, qid, resolve, doc_of) for i, raw in enumerate(seeds_raw)]
     if name is None and not seeds:
         raise InputError(path, number, "an event needs a 'name' or at least one seed mention in 'seeds'")
     place = optional(path, number, obj, "place", str)
@@ -163,11 +164,12 @@ def parse_event(path: Path, number: int, line: str, resolve: Callable[[str], str
                       form=optional(path, number, obj, "form", str), group=None if group is None else str(group))
 
 
-def iter_events(path: str | Path, resolve: Callable[[str], str | None] | None = None) -> Iterator[EventQuery]:
+def iter_events(path: str | Path, resolve: Callable[[str], str | None] | None = None,
+                doc_of: Callable[[str], str | None] | None = None) -> Iterator[EventQuery]:
     path = Path(path)
     seen: dict[str, int] = {}
     for number, line in iter_lines(path):
-        event = parse_event(path, number, line, resolve)
+        event = parse_event(path, number, line, resolve, doc_of)
         if event.qid in seen:
             raise InputError(path, number, f"qid {event.qid!r} appears twice (first on line {seen[event.qid]})")
         seen[event.qid] = number
@@ -179,14 +181,19 @@ def event_groups(events: list[EventQuery]) -> dict[str, str]:
     return {e.qid: e.group or e.qid for e in events}
 
 
-def read_events(path: str | Path, resolve: Callable[[str], str | None] | None = None) -> list[EventQuery]:
-    """Every event query of a JSONL file (module docs); InputError names the file and line of a problem."""
-    events = list(iter_events(path, resolve))
+def read_events(path: str | Path, resolve: Callable[[str], str | None] | None = None,
+                doc_of: Callable[[str], str | None] | None = None) -> list[EventQuery]:
+    """Every event query of a JSONL file (module docs); InputError names the file and line of a problem.
+
+    ``resolve`` gives the text of a seed's ``passage_id``, ``doc_of`` its document (the seed's own document is
+    excluded from the ranking; a seed that names neither ``doc_id`` nor a passage ``doc_of`` knows excludes none)."""
+    events = list(iter_events(path, resolve, doc_of))
     if not events:
         raise InputError(path, None, "no event queries found")
     return events
 
 
-def read_event_topics(path: str | Path, resolve: Callable[[str], str | None] | None = None) -> list[Topic]:
+def read_event_topics(path: str | Path, resolve: Callable[[str], str | None] | None = None,
+                      doc_of: Callable[[str], str | None] | None = None) -> list[Topic]:
     """Event queries as topics (:meth:`EventQuery.to_topic`), for stages and ``hybrid.experiment``."""
-    return [event.to_topic() for event in read_events(path, resolve)]
+    return [event.to_topic() for event in read_events(path, resolve, doc_of)]

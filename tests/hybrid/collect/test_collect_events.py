@@ -10,6 +10,8 @@ from hybrid.collect.events import EventQuery, event_groups, event_of, read_event
 from hybrid.core.errors import InputError
 
 TEXTS = {"a1:0": "Actress Tara Reid checked into Promises Treatment Center on Tuesday."}
+#: The passage's document as the collection records it: not the id's part before ':' (ECB+'s convention).
+DOCS = {"a1:0": "rehab-story"}
 
 
 def write(tmp_path, rows):
@@ -23,13 +25,14 @@ def test_reads_names_and_seeds(tmp_path):
         {"qid": "e1", "name": "Tara Reid rehab", "place": "Malibu"},
         {"qid": "e2", "seeds": ["She <m> checked into </m> rehab .", {"passage_id": "a1:0", "start": 18, "end": 30}]},
     ])
-    events = read_events(path, TEXTS.get)
+    events = read_events(path, TEXTS.get, DOCS.get)
     assert events[0].name == "Tara Reid rehab" and events[0].place == "Malibu" and not events[0].seeds
     seeds = events[1].seeds
     assert seeds[0].mention == "checked into" and seeds[0].doc_id is None
-    assert seeds[1].mention == "checked into" and seeds[1].doc_id == "a1"
-    assert events[1].excluded == {"a1"}
-    topics = read_event_topics(path, TEXTS.get)
+    assert seeds[1].mention == "checked into" and seeds[1].doc_id == "rehab-story"
+    assert events[1].excluded == {"rehab-story"}
+    assert read_events(path, TEXTS.get)[1].seeds[1].doc_id is None  # no collection documents: the id is not parsed
+    topics = read_event_topics(path, TEXTS.get, DOCS.get)
     assert event_of(topics[1]) is not None and event_of(topics[1]).qid == "e2"
     assert event_of(topics[1]).to_json()["seeds"][1] == {"passage_id": "a1:0", "start": 18, "end": 30}
 
