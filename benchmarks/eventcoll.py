@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hybrid.cli_common import make_parser  # noqa: E402
+from hybrid.cli.common import make_parser  # noqa: E402
 from hybrid.collect.aggregate import documents_run  # noqa: E402
 from hybrid.collect.collection import Collection  # noqa: E402
 from hybrid.collect.ecb import build_events, event_qrels, read_event_names, read_seed_mentions  # noqa: E402

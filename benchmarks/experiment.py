@@ -73,7 +73,7 @@ def main() -> int:
     p.add_argument("--sample-only", nargs="*", default=["coresearch-e2e", "multifield-reader", "hybrid-full-reader"])
     p.add_argument("--only", choices=("full", "sample"), help="run one of the two experiments")
     args = p.parse_args()
-    from hybrid.experiment import main as experiment
+    from hybrid.cli.experiment import main as experiment
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

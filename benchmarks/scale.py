@@ -347,10 +347,10 @@ def search_worker(args: argparse.Namespace) -> int:
     """In the monitored child: open the index, search the batch, then single queries for latency."""
     import statistics
 
+    from hybrid.cli.search import build_retriever
+    from hybrid.cli.search import parser as search_parser
     from hybrid.core.formats.runs import write_run
     from hybrid.core.formats.topics import read_topics
-    from hybrid.search import build_retriever
-    from hybrid.search import parser as search_parser
     from indexes.sharded_index import open_index
 
     started = time.time()

@@ -34,7 +34,7 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import add_quiet, add_subparser, make_parser, positive_int, run_cli
+from hybrid.cli.common import add_quiet, add_subparser, make_parser, positive_int, run_cli
 from hybrid.core.atomic import atomic_write
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, sha256_file

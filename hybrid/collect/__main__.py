@@ -29,7 +29,7 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import add_quiet, add_subparser, make_parser, output_file, positive_int, run_cli
+from hybrid.cli.common import add_quiet, add_subparser, make_parser, output_file, positive_int, run_cli
 from hybrid.collect.collection import Collection
 from hybrid.collect.ecb import build_events, event_qrels, read_event_names, read_seed_mentions, write_qrels
 from hybrid.collect.events import EventQuery, event_groups, parse_event, read_events

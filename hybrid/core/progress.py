@@ -2,7 +2,7 @@
 
 Every bar names what it counts (``query``, ``passage``, ``step``... never tqdm's ``it``), shows a total
 when one is known, and prints to stderr in one format, so the commands' bars read alike. Commands turn
-bars off with ``--quiet`` (:func:`hybrid.cli_common.add_quiet`), which reaches here as ``enabled=False``.
+bars off with ``--quiet`` (:func:`hybrid.cli.common.add_quiet`), which reaches here as ``enabled=False``.
 
 Nested bars (a recipe's bar around its retriever's bar, a command's bar around an encoder's) are the
 case tqdm gets wrong in a log file: an inner bar moves the cursor with ``ESC [A`` escape codes, which a

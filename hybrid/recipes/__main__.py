@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from hybrid.cli_common import add_subparser, make_parser, run_cli
+from hybrid.cli.common import add_subparser, make_parser, run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.params import Param
 from hybrid.recipes import BUILDERS, Recipe, bundled_recipes, load_recipe

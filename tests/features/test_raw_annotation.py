@@ -95,7 +95,7 @@ def test_older_option_values_still_mean_a_spacy_model():
 
 
 def test_index_records_its_annotation_sources(tiny_corpus, tmp_path):
-    from hybrid.index import main as index_main
+    from hybrid.cli.index import main as index_main
     from indexes.lucene import METADATA
 
     assert index_main(["--corpus", str(tiny_corpus), "--index", str(tmp_path / "auto"), "--quiet"]) == 0

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 import hybrid
+from hybrid.cli.search import main as search_main
 from hybrid.core.formats.runs import read_run
-from hybrid.search import main as search_main
 
 
 def same_run(api_run, file_run):

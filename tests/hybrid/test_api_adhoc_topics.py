@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import hybrid
+from hybrid.cli.search import main as search_main
 from hybrid.core.errors import InputError
 from hybrid.core.formats.topics import generated_qid, read_topics
-from hybrid.search import main as search_main
 
 QUAKE = "The Yushu <m> earthquake </m> destroyed most buildings in the town."
 REID = "Actress <m> Tara Reid </m> checked into Promises Treatment Center on Tuesday."

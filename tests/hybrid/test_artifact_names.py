@@ -9,12 +9,12 @@ import shutil
 import pytest
 
 from features.encoder import BiEncoder, EncoderConfig
+from hybrid.cli.prepare import main as prepare_main
+from hybrid.cli.search import main as search_main
 from hybrid.core.errors import ConfigError
-from hybrid.prepare import main as prepare_main
 from hybrid.recipes import load_recipe
 from hybrid.recipes.builders import artifact_path
 from hybrid.recipes.registry import RECIPE_DIR, Context
-from hybrid.search import main as search_main
 from hybrid.store.models import OLDER_NAMES, ModelSet, artifact_in, bound_dense_dir
 from indexes.faiss_index import build_dense_index
 from indexes.sparse_index import SparseIndex

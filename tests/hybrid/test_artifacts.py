@@ -12,11 +12,11 @@ import pytest
 from prepare_kit import write_labels, write_other_collection, write_recipe, write_search_topics
 
 from features.annotate import LEGACY
-from hybrid.artifacts import main as artifacts_main
-from hybrid.cli_common import run_cli
+from hybrid.cli.artifacts import main as artifacts_main
+from hybrid.cli.common import run_cli
+from hybrid.cli.prepare import main as prepare_main
+from hybrid.cli.search import main as search_main
 from hybrid.core.errors import ConfigError
-from hybrid.prepare import main as prepare_main
-from hybrid.search import main as search_main
 from hybrid.store.models import list_sets
 from hybrid.store.pack import PACK_MANIFEST, import_set, packed_files
 from indexes.lucene import IndexConfig, build_index

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from hybrid.cli_common import run_cli
-from hybrid.compare import main as compare_main
-from hybrid.compare import named_runs
-from hybrid.eval import main as eval_main
+from hybrid.cli.common import run_cli
+from hybrid.cli.compare import main as compare_main
+from hybrid.cli.compare import named_runs
+from hybrid.cli.eval import main as eval_main
 
 QRELS = "ev-1 0 d1 1\nev-1 0 d3 1\nen-2 0 d5 1\nen-2 0 d6 1\nev-3 0 d2 1\n"
 RUNS = {

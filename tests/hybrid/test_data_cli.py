@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
+from hybrid.cli.data import main
 from hybrid.core.formats import labelled
 from hybrid.core.formats.ecbplus import detokenise, kind_of_tag
 from hybrid.core.formats.qrels import read_qrels
-from hybrid.data import main
 
 ERRORS_DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 

@@ -159,7 +159,7 @@ def test_build_is_atomic_and_refuses_to_clobber(tmp_path, sparse_index, encoder,
 
 
 def test_index_dense_cli(tmp_path, tiny_index, encoder):
-    from hybrid.index_dense import main
+    from hybrid.cli.index_dense import main
 
     out = tmp_path / "cli-dense"
     assert main(["--index", str(tiny_index), "--encoder", str(encoder), "--output", str(out), "--limit", "4",
@@ -172,9 +172,9 @@ def test_index_dense_cli(tmp_path, tiny_index, encoder):
 def test_search_cli_dense_and_fused_write_each_run(tmp_path, tiny_index, dense_dir, data_dir):
     """One command runs multifield + dense, writes both component runs, and fuses exactly those runs
     (the safety net around them is off here: tests/hybrid/test_doc_context.py covers it)."""
+    from hybrid.cli.search import main as search_main
     from hybrid.core.formats.runs import read_run
     from hybrid.fusion import fuse_runs
-    from hybrid.search import main as search_main
 
     topics = str(data_dir / "tiny_topics.jsonl")
     dense_out = tmp_path / "dense.trec"
@@ -203,8 +203,8 @@ def test_search_cli_dense_and_fused_write_each_run(tmp_path, tiny_index, dense_d
 @pytest.mark.parametrize("bad", [["--fuse", "multifield"], ["--fuse", "multifield,bogus"],
                                  ["--fuse", "dense,dense"], ["--fusion-weights", "1,2,3"]])
 def test_search_cli_rejects_bad_fusion_options(tmp_path, tiny_index, dense_dir, data_dir, bad, capsys):
-    from hybrid.cli_common import run_cli
-    from hybrid.search import main as search_main
+    from hybrid.cli.common import run_cli
+    from hybrid.cli.search import main as search_main
 
     rc = run_cli(search_main, ["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics",
                                str(data_dir / "tiny_topics.jsonl"), "--model", "fused", "--output",
@@ -214,8 +214,8 @@ def test_search_cli_rejects_bad_fusion_options(tmp_path, tiny_index, dense_dir, 
 
 
 def test_search_cli_dense_without_a_dense_index_names_the_path(tmp_path, tiny_index, data_dir, capsys):
-    from hybrid.cli_common import run_cli
-    from hybrid.search import main as search_main
+    from hybrid.cli.common import run_cli
+    from hybrid.cli.search import main as search_main
 
     rc = run_cli(search_main, ["--index", str(tiny_index), "--topics", str(data_dir / "tiny_topics.jsonl"),
                                "--model", "dense", "--output", str(tmp_path / "d.trec"), "--quiet"])
@@ -345,8 +345,8 @@ def test_old_dense_index_and_weight_zero_search_as_before(dense_dir, old_dense_d
 
 
 def test_search_cli_dense_passage_weight(tmp_path, tiny_index, dense_dir, old_dense_dir, data_dir):
+    from hybrid.cli.search import main as search_main
     from hybrid.core.formats.runs import read_run
-    from hybrid.search import main as search_main
 
     topics = str(data_dir / "tiny_topics.jsonl")
     runs = {}
@@ -381,8 +381,8 @@ def test_combine_sum_adds_the_weighted_passage_score(dense_dir, encoder):
 
 def test_search_cli_passes_an_encoder_name_to_the_loader(tmp_path, tiny_index, dense_dir, data_dir, capsys):
     """--encoder takes a folder or a model name (resolved by BiEncoder.load), not only an existing path."""
-    from hybrid.cli_common import run_cli
-    from hybrid.search import main as search_main
+    from hybrid.cli.common import run_cli
+    from hybrid.cli.search import main as search_main
 
     rc = run_cli(search_main, ["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics",
                                str(data_dir / "tiny_topics.jsonl"), "--model", "dense", "--encoder", "no-such/encoder",

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
+from hybrid.cli.eval import main as eval_main
 from hybrid.core.records import Hit
-from hybrid.eval import main as eval_main
 from hybrid.evaluation.measures import parse_measures, per_query
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "errors.md"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hybrid.experiment import main as experiment_main
+from hybrid.cli.experiment import main as experiment_main
 
 
 def test_experiment_outputs_and_determinism(tiny_index, data_dir, tmp_path):
@@ -31,7 +31,7 @@ def test_experiment_outputs_and_determinism(tiny_index, data_dir, tmp_path):
 
 
 def test_judged_list_adds_the_condensed_comparison(tiny_index, data_dir, tmp_path, capsys):
-    from hybrid.eval import main as eval_main
+    from hybrid.cli.eval import main as eval_main
 
     corpus = [json.loads(line)["id"] for line in (data_dir / "tiny_corpus.jsonl").read_text().splitlines()]
     judged = tmp_path / "judged.txt"

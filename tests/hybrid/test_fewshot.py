@@ -7,8 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from hybrid.core.records import Topic
-from hybrid.fewshot import (
+from hybrid.cli.fewshot import (
     DenseTable,
     SiameseHead,
     adhoc_passage_scores,
@@ -18,6 +17,7 @@ from hybrid.fewshot import (
     ranked,
     tuned_passage_scores,
 )
+from hybrid.core.records import Topic
 
 
 def doc_of(pid: str) -> str:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from hybrid.cli.fuse import main as fuse_main
 from hybrid.core.formats.runs import read_run, write_run_set
 from hybrid.core.records import Hit
-from hybrid.fuse import main as fuse_main
 from hybrid.fusion import combsum, rrf
 
 # docs/errors.md as the catalogue tests see it (tests/robustness/documented.py, loaded by path: tests is no package)
@@ -118,7 +118,7 @@ def test_tuned_weights_beat_or_match_equal_weights(runs, tmp_path, capsys):
     (["--runs", "{a}", "{b}", "--measure", "bogus", "--output", "{out}"], "--measure: unknown measure 'bogus'"),
 ])
 def test_errors_are_one_documented_line(runs, tmp_path, capsys, argv, message):
-    from hybrid.cli_common import run_cli
+    from hybrid.cli.common import run_cli
 
     values = dict(runs, out=str(tmp_path / "out.trec"))
     assert run_cli(fuse_main, [a.format(**values) for a in argv]) == 2

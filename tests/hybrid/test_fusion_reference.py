@@ -117,9 +117,9 @@ def test_unweighted_methods_refuse_weights_and_interpolation_needs_two_runs():
 def test_fuse_command_takes_the_registered_names(tmp_path, capsys):
     import json
 
-    from hybrid.cli_common import run_cli
+    from hybrid.cli.common import run_cli
+    from hybrid.cli.fuse import main
     from hybrid.core.formats.runs import read_run
-    from hybrid.fuse import main
 
     runs = _runs(n_runs=2)
     for n, run in enumerate(runs):

@@ -24,7 +24,7 @@ MENTION_ONLY = {"type": "multifield", "weights": "mention=1"}
 @pytest.fixture(scope="module")
 def raw_index(tmp_path_factory):
     from hybrid.api import open_index
-    from hybrid.index import main as index_main
+    from hybrid.cli.index import main as index_main
 
     where = tmp_path_factory.mktemp("raw")
     corpus = where / "corpus.jsonl"
@@ -55,7 +55,7 @@ def test_default_filter_is_on_for_a_corpus_annotated_index_off_for_a_raw_one(rec
 
 
 def test_search_cli_default_and_same_kind_flag(raw_index, tmp_path):
-    from hybrid.search import main as search_main
+    from hybrid.cli.search import main as search_main
 
     topics = tmp_path / "topics.jsonl"
     topics.write_text(json.dumps({"qid": QUERY.qid, "passage_id": "a:0", "start": 20, "end": 24, "doc_id": "a",

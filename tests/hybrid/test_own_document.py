@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
+from hybrid.cli.search import main as search_main
 from hybrid.core.formats.runs import read_run
 from hybrid.core.formats.topics import read_topics
-from hybrid.search import main as search_main
 
 
 def two_columns(data_dir, tmp_path, extra: str = ""):

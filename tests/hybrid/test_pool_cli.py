@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run

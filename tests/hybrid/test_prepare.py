@@ -9,11 +9,11 @@ import pytest
 from prepare_kit import write_labels, write_other_collection, write_recipe, write_search_topics
 
 from features.annotate import LEGACY
+from hybrid.cli.prepare import main as prepare_main
+from hybrid.cli.search import main as search_main
 from hybrid.core.errors import ConfigError
-from hybrid.prepare import main as prepare_main
 from hybrid.recipes import load_recipe
 from hybrid.recipes.plan import TrainingConfig, make_plan, recipe_needs, search_plan
-from hybrid.search import main as search_main
 from hybrid.store.models import INDEX_LINK, ModelSet, list_sets
 from indexes.lucene import IndexConfig, build_index
 
@@ -142,8 +142,8 @@ def test_a_dense_index_of_another_encoder_is_refused_naming_both(tiny_corpus, la
 def test_training_config_is_the_documented_commands():
     """prepare trains with the settings of the documented chain (train_dense's defaults and BENCHMARKS' flags)."""
     from features.encoder import EncoderConfig
+    from hybrid.cli.train_dense import parser
     from hybrid.dense.train import TrainConfig
-    from hybrid.train_dense import parser
 
     args = parser().parse_args(["--index", "i", "--corpus", "c", "--topics", "t", "--output", "o"])
     defaults = TrainConfig()

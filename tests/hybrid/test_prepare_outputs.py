@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from prepare_kit import write_labels, write_recipe
 
-from hybrid.cli_common import run_cli
-from hybrid.prepare import main as prepare_main
+from hybrid.cli.common import run_cli
+from hybrid.cli.prepare import main as prepare_main
 from hybrid.store.models import INDEX_LINK, list_sets
 
 ERRORS_DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"

@@ -30,8 +30,8 @@ def test_trec_eval_through_the_wrapper_matches_hybrid_eval(data_dir, tmp_path):
 
 
 def test_unknown_module_is_one_line(capsys):
-    from hybrid.cli_common import run_cli
-    from hybrid.pyserini import main
+    from hybrid.cli.common import run_cli
+    from hybrid.cli.pyserini import main
 
     assert run_cli(main, ["eval.no_such_tool"]) == 2
     assert "Pyserini has no module 'pyserini.eval.no_such_tool'" in capsys.readouterr().err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hybrid.regress import check, main
+from hybrid.cli.regress import check, main
 
 SAMPLE = Path(__file__).resolve().parents[2] / "regressions" / "sample.toml"
 

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from hybrid.report import main as report_main
-from hybrid.search import main as search_main
+from hybrid.cli.report import main as report_main
+from hybrid.cli.search import main as search_main
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from hybrid.cli.report import parser, render
 from hybrid.core.records import Hit, Topic
-from hybrid.report import parser, render
 
 
 def test_per_kind_means_of_the_differences():

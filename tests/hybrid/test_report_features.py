@@ -3,8 +3,8 @@ query's baseline score and difference, and says "not in qrels" when the qrels ho
 
 from __future__ import annotations
 
+from hybrid.cli.report import render
 from hybrid.core.records import Hit, Topic
-from hybrid.report import render
 
 TOPICS = [Topic("e1", "a b c", 0, 1, kind="event"), Topic("n1", "a b c", 2, 3, kind="entity")]
 RUN = {"e1": [Hit("d1", 2.0), Hit("d9", 1.0)], "n1": [Hit("d9", 1.0)]}
@@ -41,7 +41,7 @@ def test_positive_only_qrels_say_not_in_qrels():
 
 
 def test_judged_list_tells_judged_non_relevant_from_unjudged(tiny_index, data_dir, tmp_path):
-    from hybrid.report import main as report_main
+    from hybrid.cli.report import main as report_main
 
     qrels, run, judged = tmp_path / "qrels.txt", tmp_path / "run.trec", tmp_path / "judged.txt"
     qrels.write_text("q-ev-checkin 0 b2:0 1\n")  # relevant passages only

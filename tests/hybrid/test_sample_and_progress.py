@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+from hybrid.cli.eval import main as eval_main
+from hybrid.cli.experiment import run_recipes
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run
 from hybrid.core.records import Hit, Topic
-from hybrid.eval import main as eval_main
-from hybrid.experiment import run_recipes
 from hybrid.sample import sample_paths
 
 

@@ -13,12 +13,12 @@ import pytest
 
 import hybrid
 import hybrid.sample
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
+from hybrid.cli.recipe_train import main as recipe_train_main
+from hybrid.cli.search import main as search_main
 from hybrid.core.formats.runs import read_run
-from hybrid.recipe_train import main as recipe_train_main
-from hybrid.search import main as search_main
 
-COMMANDS = Path(hybrid.__file__).resolve().parent
+COMMANDS = Path(hybrid.__file__).resolve().parent / "cli"
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def test_every_command_reading_an_index_resolves_it_through_the_helper():
     """A command module that takes --index (hybrid.index's --index is the directory it writes) opens it through
     index_location or hybrid.api.open_index, so 'sample' cannot be forgotten by a new command."""
     offenders = []
-    for path in sorted([*COMMANDS.glob("*.py"), *COMMANDS.glob("*/__main__.py")]):
+    for path in sorted([*COMMANDS.glob("*.py"), *COMMANDS.parent.glob("*/__main__.py")]):
         text = path.read_text(encoding="utf-8")
         if '"--index"' not in text or path.name == "index.py" or path.name == "regress.py":
             continue

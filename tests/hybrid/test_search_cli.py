@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from hybrid.cli.search import main as search_main
 from hybrid.core.formats.runs import read_run
-from hybrid.search import main as search_main
 
 
 def run_lines(path):
@@ -71,7 +71,7 @@ def test_same_command_twice_gives_identical_runs(tiny_index, data_dir, tmp_path)
 
 
 def test_bad_topics_and_missing_index_are_clear_errors(tiny_index, tmp_path, capsys):
-    from hybrid.cli_common import run_cli
+    from hybrid.cli.common import run_cli
 
     bad = tmp_path / "topics.tsv"
     bad.write_text("q1\tno markers here\n")
@@ -84,7 +84,7 @@ def test_bad_topics_and_missing_index_are_clear_errors(tiny_index, tmp_path, cap
 
 
 def test_eval_cli_by_kind(tiny_index, data_dir, tmp_path, capsys):
-    from hybrid.eval import main as eval_main
+    from hybrid.cli.eval import main as eval_main
 
     out = tmp_path / "mf.trec"
     search_main(["--index", str(tiny_index), "--topics", str(data_dir / "tiny_topics.jsonl"), "--output", str(out),

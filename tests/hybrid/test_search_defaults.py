@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+import hybrid.cli.search
 import hybrid.sample
-import hybrid.search
+from hybrid.cli.search import default_outputs, parser
+from hybrid.cli.search import main as search_main
 from hybrid.core.formats.runs import read_run_meta
-from hybrid.search import default_outputs, parser
-from hybrid.search import main as search_main
 
 
 def test_default_outputs():
@@ -23,7 +23,7 @@ def test_default_outputs():
 def test_default_job_writes_the_sample_run_and_its_spans(tiny_index, data_dir, tmp_path, monkeypatch):
     sample = hybrid.sample.SamplePaths(data_dir / "tiny_corpus.jsonl", data_dir / "tiny_topics.jsonl",
                                        data_dir / "tiny_topics.tsv", data_dir / "tiny_qrels.txt")
-    monkeypatch.setattr(hybrid.search, "sample_paths", lambda: sample)  # the tiny data stands in for the sample
+    monkeypatch.setattr(hybrid.cli.search, "sample_paths", lambda: sample)  # the tiny data stands in for the sample
     monkeypatch.chdir(tmp_path)
     assert search_main(["--topics", "sample", "--index", str(tiny_index), "--hits", "3", "--quiet"]) == 0
     run, spans = tmp_path / "sample.multifield.trec", tmp_path / "sample.multifield.spans.jsonl"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from hybrid.cli_common import run_cli
-from hybrid.eval import main as eval_main
+from hybrid.cli.common import run_cli
+from hybrid.cli.eval import main as eval_main
 from hybrid.evaluation.trec_format import trec_name
 
 DATA = Path(__file__).resolve().parents[1] / "data"

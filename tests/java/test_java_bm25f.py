@@ -113,10 +113,10 @@ def test_query_is_a_formulation_or_sources_joined_by_plus(sparse_index, topics):
 
 def test_search_cli_bm25f_model(tiny_index, data_dir, tmp_path):
     """``--model bm25f`` writes the same ranking as the BM25F retriever with the same fields and query."""
+    from hybrid.cli.search import main as search_main
     from hybrid.core.formats.runs import read_run
     from hybrid.core.formats.topics import read_topics
     from hybrid.retrieval.bm25f import BM25F
-    from hybrid.search import main as search_main
     from indexes.sparse_index import SparseIndex
 
     out = tmp_path / "bm25f.trec"

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
+from hybrid.cli.ltr import main
 from hybrid.core.formats.runs import read_run
-from hybrid.ltr import main
 
 CONFIGS = Path(__file__).resolve().parents[2] / "ltr" / "configs"
 
 
 @pytest.fixture(scope="module")
 def first_stage(tiny_index, data_dir, tmp_path_factory):
-    from hybrid.search import main as search
+    from hybrid.cli.search import main as search
 
     out = tmp_path_factory.mktemp("ltr-cli")
     run, spans = out / "mf.trec", out / "mf.spans.jsonl"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from reader_testkit import labelled_corpus, labelled_queries
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
+from hybrid.cli.reader import main as reader_cli
 from hybrid.core.formats.runs import read_run, write_run
 from hybrid.core.formats.topics import read_topics
-from hybrid.reader import main as reader_cli
 from hybrid.retrieval.sparse import PassageBM25
 from ltr.reader.infer import rerank_run, score_pairs
 from ltr.reader.spans_eval import evaluate_spans_file, exact_match, score_span, token_f1

@@ -9,9 +9,9 @@ import pytest
 import torch
 from reader_testkit import labelled_corpus, labelled_queries
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
+from hybrid.cli.reader import main as reader_cli
 from hybrid.core.errors import ConfigError, InputError
-from hybrid.reader import main as reader_cli
 from hybrid.retrieval.sparse import PassageBM25
 from ltr.reader.data import (
     build_training_queries,

@@ -233,7 +233,7 @@ def check_featureset(path: Path) -> None:
 
 
 def check_regress(path: Path) -> None:
-    from hybrid.regress import load
+    from hybrid.cli.regress import load
 
     load(path)
 

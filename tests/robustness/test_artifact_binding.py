@@ -79,8 +79,8 @@ def test_a_foreign_index_is_refused_naming_both(dense_dir, foreign_index, tiny_i
 
 
 def test_search_with_a_foreign_index_exits_2_naming_both(dense_dir, foreign_index, data_dir, tmp_path, capsys):
-    from hybrid.cli_common import run_cli
-    from hybrid.search import main
+    from hybrid.cli.common import run_cli
+    from hybrid.cli.search import main
 
     out = tmp_path / "run.trec"
     rc = run_cli(main, ["--index", str(foreign_index), "--dense-index", str(dense_dir), "--topics",
@@ -113,8 +113,8 @@ def test_a_tampered_binding_is_refused(dense_dir, tiny_index, tmp_path):
 
 def test_a_dense_run_records_the_artifacts_it_used(dense_dir, encoder, tiny_index, data_dir, tmp_path):
     """The run's meta names the dense index and the query encoder with their fingerprints."""
+    from hybrid.cli.search import main
     from hybrid.core.provenance import file_sha256
-    from hybrid.search import main
 
     out = tmp_path / "run.trec"
     assert main(["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics",

@@ -241,7 +241,7 @@ def test_an_infinite_field_weight_is_refused():
 @pytest.mark.parametrize("argv", [["--hits", "2147483648"], ["--net-depth", "100000000000"],
                                   ["--threads", "99999999999"]])
 def test_counts_that_would_overflow_java_are_refused(argv, capsys):
-    from hybrid.search import parser
+    from hybrid.cli.search import parser
 
     with pytest.raises(SystemExit) as caught:
         parser().parse_args(["--topics", "sample", *argv])
@@ -270,7 +270,7 @@ def test_numpy_is_not_needed_for_the_walker():
 def test_the_ltr_feature_cache_follows_the_index_content_not_its_path(tiny_index, tmp_path):
     """A rebuilt index at the same path (a new manifest) must not reuse the old index's cached features; the
     same index moved keeps them."""
-    from hybrid.ltr import Inputs
+    from hybrid.cli.ltr import Inputs
 
     moved = shutil.copytree(tiny_index, tmp_path / "moved")
     split = Inputs.__new__(Inputs)  # no run or topics files: the index's part of the key only
@@ -365,8 +365,8 @@ def test_the_full_check_finds_a_changed_lucene_file_on_open(tiny_index, tmp_path
 
 
 def test_stored_fields_damaged_at_query_time_are_one_line(tiny_index, tmp_path, data_dir, capsys):
-    from hybrid.cli_common import run_cli
-    from hybrid.search import main
+    from hybrid.cli.common import run_cli
+    from hybrid.cli.search import main
 
     copy = damaged_copy(tiny_index, tmp_path / "idx", "passages/_0.fdt")
     rc = run_cli(main, ["--index", str(copy), "--topics", str(data_dir / "tiny_topics.jsonl"), "--model", "bm25",

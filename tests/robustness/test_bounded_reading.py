@@ -9,7 +9,7 @@ import time
 import pytest
 from documented import assert_documented
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import MAX_LINE_BYTES, SkipReport, iter_lines
@@ -36,7 +36,7 @@ def test_an_endless_line_with_skip_bad_stops_too():
 
 @needs_dev_zero
 def test_index_cli_on_dev_zero_exits_2(tmp_path, capsys):
-    from hybrid.index import main
+    from hybrid.cli.index import main
 
     assert run_cli(main, ["--corpus", "/dev/zero", "--index", str(tmp_path / "idx"), "--quiet"]) == 2
     assert f"error: /dev/zero:1: line is longer than {MAX_LINE_BYTES} bytes" in capsys.readouterr().err

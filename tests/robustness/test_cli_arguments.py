@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from documented import assert_documented
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
 from hybrid.core.errors import IndexMissingError, InputError
 from hybrid.core.formats.qrels import read_qrels
 
-HYBRID = Path(__file__).resolve().parents[2] / "hybrid"
+COMMANDS = Path(__file__).resolve().parents[2] / "hybrid" / "cli"
 CLIS = ["index", "search", "eval", "experiment", "report", "recipe_train", "index_dense", "train_dense", "fewshot",
         "ltr", "reader", "fuse"]
 
@@ -39,7 +39,7 @@ def _usage_error(main, argv, capsys) -> str:
     ("--depth", "-1", "must be an integer >= 1"),
 ])
 def test_search_arguments_are_checked_before_anything_runs(option, value, wording, tmp_path, capsys):
-    from hybrid.search import main
+    from hybrid.cli.search import main
 
     # The index does not exist: an argument checked only after opening it would report the index instead.
     err = _usage_error(main, ["--index", str(tmp_path / "none"), "--topics", "sample", f"{option}={value}"], capsys)
@@ -49,7 +49,7 @@ def test_search_arguments_are_checked_before_anything_runs(option, value, wordin
 
 
 def test_output_that_is_a_directory(tmp_path, capsys):
-    from hybrid.search import main
+    from hybrid.cli.search import main
 
     err = _usage_error(main, ["--index", str(tmp_path / "none"), "--topics", "sample", "--output", str(tmp_path)],
                        capsys)
@@ -58,7 +58,7 @@ def test_output_that_is_a_directory(tmp_path, capsys):
 
 
 def test_abbreviated_options_are_refused(tmp_path, capsys):
-    from hybrid.search import main
+    from hybrid.cli.search import main
 
     err = _usage_error(main, ["--index", str(tmp_path / "none"), "--topics", "sample", "--k", "10"], capsys)
     assert "unrecognized arguments: --k 10" in err
@@ -66,7 +66,7 @@ def test_abbreviated_options_are_refused(tmp_path, capsys):
 
 @pytest.mark.parametrize("name", CLIS)
 def test_every_cli_parser_refuses_abbreviations_and_shows_defaults(name):
-    parser = importlib.import_module(f"hybrid.{name}").parser()
+    parser = importlib.import_module(f"hybrid.cli.{name}").parser()
     parsers = [parser]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -74,17 +74,17 @@ def test_every_cli_parser_refuses_abbreviations_and_shows_defaults(name):
     for p in parsers:
         assert p.allow_abbrev is False, p.prog
         assert issubclass(p.formatter_class, argparse.ArgumentDefaultsHelpFormatter), p.prog
-    assert "(default: 100)" in importlib.import_module("hybrid.search").parser().format_help()
+    assert "(default: 100)" in importlib.import_module("hybrid.cli.search").parser().format_help()
 
 
 def test_no_cli_builds_its_own_argument_parser():
-    offenders = [p.name for p in HYBRID.glob("*.py")
-                 if p.name != "cli_common.py" and re.search(r"ArgumentParser\(|\.add_parser\(", p.read_text())]
-    assert not offenders, f"use hybrid.cli_common.make_parser/add_subparser in {offenders}"
+    offenders = [p.name for p in COMMANDS.glob("*.py")
+                 if p.name != "common.py" and re.search(r"ArgumentParser\(|\.add_parser\(", p.read_text())]
+    assert not offenders, f"use hybrid.cli.common.make_parser/add_subparser in {offenders}"
 
 
 def test_regress_parser_refuses_abbreviations(capsys):
-    from hybrid.regress import main
+    from hybrid.cli.regress import main
 
     err = _usage_error(main, ["x.toml", "--upd"], capsys)
     assert "unrecognized arguments: --upd" in err
@@ -103,7 +103,7 @@ def test_qrels_relevance_must_fit_an_int(relevance, tmp_path):
 
 
 def test_empty_corpus_is_one_line(tmp_path, capsys):
-    from hybrid.index import main
+    from hybrid.cli.index import main
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n")
@@ -113,7 +113,7 @@ def test_empty_corpus_is_one_line(tmp_path, capsys):
 
 
 def test_damaged_lucene_index_names_itself_and_the_rebuild_command(tiny_index, tmp_path, data_dir, capsys):
-    from hybrid.search import main
+    from hybrid.cli.search import main
 
     damaged = tmp_path / "damaged"
     shutil.copytree(tiny_index, damaged)
@@ -142,7 +142,7 @@ def test_damaged_lucene_index_names_itself_and_the_rebuild_command(tiny_index, t
     ('{"qid": "q", "docid": "d", "start": 5, "end": 3}\n', 1, "span [5, 3) is not a character span"),
 ])
 def test_report_rejects_a_bad_spans_file(content, line, wording, tmp_path):
-    from hybrid.report import read_spans
+    from hybrid.cli.report import read_spans
 
     path = tmp_path / "s.jsonl"
     path.write_text(content)

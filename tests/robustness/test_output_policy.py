@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from documented import assert_documented
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.outputs import RUN, Input, Kind, Output, Writes, run_input, run_output
 
@@ -225,7 +225,7 @@ def refused(main, argv: list[str], capsys, fragment: str) -> None:
 
 
 def test_index_overwrite_keeps_what_the_index_did_not_write(ws, tiny_corpus, capsys):
-    from hybrid.index import main
+    from hybrid.cli.index import main
 
     index = ws / "index"
     (index / "dense").mkdir()
@@ -242,7 +242,7 @@ def test_index_overwrite_keeps_what_the_index_did_not_write(ws, tiny_corpus, cap
 
 
 def test_index_overwrite_all_replaces_the_whole_folder(ws, tiny_corpus, caplog):
-    from hybrid.index import main
+    from hybrid.cli.index import main
 
     index = ws / "index"
     (index / "notes.txt").write_text("mine\n")
@@ -253,7 +253,7 @@ def test_index_overwrite_all_replaces_the_whole_folder(ws, tiny_corpus, caplog):
 
 
 def test_index_dense_may_write_into_its_own_place_in_the_index(ws):
-    from hybrid.index_dense import parser, writes
+    from hybrid.cli.index_dense import parser, writes
 
     index = ws / "index"
     writes(parser().parse_args(["--index", str(index)]), index).check()  # <index>/dense: no error
@@ -263,7 +263,7 @@ def test_index_dense_may_write_into_its_own_place_in_the_index(ws):
 
 
 def test_index_dense_refuses_the_corpus_folder_its_index_records(ws, capsys):
-    from hybrid.index_dense import main
+    from hybrid.cli.index_dense import main
 
     corpus_dir = Path(json.loads((ws / "index/hybrid-index.json").read_text())["config"]["corpus"]).parent
     before = snapshot(corpus_dir)
@@ -274,7 +274,7 @@ def test_index_dense_refuses_the_corpus_folder_its_index_records(ws, capsys):
 
 def test_recipe_train_refuses_to_replace_a_dense_index(ws, capsys):
     """A recipe whose ltr model is "dense/index" (a dense index there) must not delete that index."""
-    from hybrid.recipe_train import main
+    from hybrid.cli.recipe_train import main
 
     (ws / "dense").mkdir()
     shutil.copytree(ws / "artifacts" / "dense", ws / "dense" / "ecbplus")
@@ -287,7 +287,7 @@ def test_recipe_train_refuses_to_replace_a_dense_index(ws, capsys):
 
 
 def test_search_refuses_an_output_in_the_index_and_the_recipe(ws, capsys):
-    from hybrid.search import main
+    from hybrid.cli.search import main
 
     (ws / "data" / "r.toml").write_text('name = "r"\n[system]\ntype = "bm25"\n')
     before = snapshot(ws)
@@ -299,7 +299,7 @@ def test_search_refuses_an_output_in_the_index_and_the_recipe(ws, capsys):
 
 
 def test_fuse_refuses_the_meta_of_an_input_run(ws, capsys):
-    from hybrid.fuse import main
+    from hybrid.cli.fuse import main
 
     before = snapshot(ws)
     refused(main, ["--runs", d(ws, "run.trec"), d(ws, "run2.trec"), "--output", d(ws, "run.trec.meta.json")], capsys,
@@ -308,9 +308,9 @@ def test_fuse_refuses_the_meta_of_an_input_run(ws, capsys):
 
 
 def test_report_collect_and_export_refuse_their_inputs(ws, capsys):
+    from hybrid.cli.ltr import main as ltr
+    from hybrid.cli.report import main as report
     from hybrid.collect.__main__ import main as collect
-    from hybrid.ltr import main as ltr
-    from hybrid.report import main as report
 
     before = snapshot(ws)
     refused(report, ["--run", d(ws, "run.trec"), "--qrels", d(ws, "qrels.txt"), "--topics", d(ws, "topics.tsv"),
@@ -327,7 +327,7 @@ def test_report_collect_and_export_refuse_their_inputs(ws, capsys):
 
 
 def test_a_run_replaces_an_earlier_run_but_not_another_file(ws, tiny_index, data_dir, capsys):
-    from hybrid.search import main
+    from hybrid.cli.search import main
 
     out = ws / "out.trec"
     out.write_text(RUN_LINE)
@@ -406,7 +406,7 @@ def test_a_model_is_replaced_only_with_overwrite(name, ws, capsys):
 
 
 def test_resuming_a_training_replaces_its_own_output(ws):
-    from hybrid.train_dense import parser, writes
+    from hybrid.cli.train_dense import parser, writes
 
     output = ws / "artifacts" / "encoder"
     train_dense = next(w for w in WRITERS if w.name == "train_dense")

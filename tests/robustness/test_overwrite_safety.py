@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from documented import assert_documented
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
+from hybrid.cli.index import main as index_main
+from hybrid.cli.search import main as search_main
 from hybrid.core.errors import InputError
-from hybrid.index import main as index_main
-from hybrid.search import main as search_main
 from indexes.lucene import METADATA, check_index_target
 
 
@@ -134,7 +134,7 @@ def test_search_still_writes_distinct_outputs(tiny_index, data_dir, tmp_path):
 def test_rerankers_refuse_to_overwrite_their_input_run(cli, tmp_path, capsys):
     import importlib
 
-    main = importlib.import_module(f"hybrid.{cli}").main
+    main = importlib.import_module(f"hybrid.cli.{cli}").main
     run = tmp_path / "first.trec"
     run.write_text("q1 Q0 d1 1 1.0 t\n")
     argv = ["rerank", "--model", str(tmp_path / "no-model"), "--run", str(run), "--topics", str(tmp_path / "t.tsv"),

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from documented import assert_documented
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
+from hybrid.cli.experiment import main as experiment_main
 from hybrid.core.errors import ConfigError
-from hybrid.experiment import main as experiment_main
 from hybrid.recipes import Context, RecipeSource, load_recipe, parse_recipe
 from hybrid.recipes.builders import artifact_path, inside
 
@@ -65,9 +65,9 @@ def test_artifact_paths_inside_are_resolved(tmp_path):
 
 
 def test_recipe_train_refuses_a_model_path_outside_artifacts(sparse_index, data_dir, tmp_path):
+    from hybrid.cli.recipe_train import train_recipe
     from hybrid.core.formats import read_topics
     from hybrid.core.formats.qrels import read_qrels
-    from hybrid.recipe_train import train_recipe
 
     root = tmp_path / "artifacts"
     root.mkdir()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from documented import assert_documented
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.formats.runs import (
     meta_path,
@@ -150,7 +150,7 @@ def test_two_writers_of_one_output_never_mix_their_sets(tmp_path):
 
 
 def test_report_refuses_a_run_its_meta_does_not_describe(tmp_path, capsys):
-    from hybrid.report import main
+    from hybrid.cli.report import main
 
     run, spans = tmp_path / "r.trec", tmp_path / "r.spans.jsonl"
     write_run_set(a_run(1), run, spans_path=spans)
@@ -166,8 +166,8 @@ def test_report_refuses_a_run_its_meta_does_not_describe(tmp_path, capsys):
 
 
 def test_search_experiment_and_fused_components_publish_checked_sets(tiny_index, data_dir, tmp_path):
-    from hybrid.experiment import main as experiment_main
-    from hybrid.search import main as search_main
+    from hybrid.cli.experiment import main as experiment_main
+    from hybrid.cli.search import main as search_main
 
     out = tmp_path / "fused.trec"
     assert search_main(["--index", str(tiny_index), "--topics", str(data_dir / "tiny_topics.tsv"), "--model", "fused",

@@ -116,8 +116,8 @@ def test_passages_survive_the_split_format():
 
 def test_index_and_search_cli_on_a_sharded_index(tiny_corpus, tiny_index, data_dir, tmp_path):
     needs_sharded_search()
-    from hybrid.index import main as index_main
-    from hybrid.search import main as search_main
+    from hybrid.cli.index import main as index_main
+    from hybrid.cli.search import main as search_main
 
     sharded = tmp_path / "cli-shards"
     assert index_main(["--corpus", str(tiny_corpus), "--index", str(sharded), "--shards", "2", "--engine", "local",

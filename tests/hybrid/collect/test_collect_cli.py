@@ -23,7 +23,7 @@ def test_cli_run_writes_run_meta_and_evidence(tiny_corpus, tmp_path):
 
 
 def test_cli_rejects_unmarked_seed(tiny_corpus, tmp_path, capsys):
-    from hybrid.cli_common import run_cli
+    from hybrid.cli.common import run_cli
 
     code = run_cli(main, ["run", "--corpus", str(tiny_corpus), "--seed", "no markers", "--output",
                           str(tmp_path / "r.trec"), "--no-progress"])
@@ -31,7 +31,7 @@ def test_cli_rejects_unmarked_seed(tiny_corpus, tmp_path, capsys):
 
 
 def test_eventcoll_recipe_through_experiment(tiny_index, tmp_path):
-    from hybrid.experiment import main as experiment
+    from hybrid.cli.experiment import main as experiment
 
     events = tmp_path / "events.jsonl"
     events.write_text(json.dumps({"qid": "rehab", "name": "Tara Reid rehab"}) + "\n"
@@ -49,7 +49,7 @@ def test_eventcoll_recipe_through_experiment(tiny_index, tmp_path):
 
 
 def test_train_then_eventcoll_full_through_experiment(tiny_index, tmp_path):
-    from hybrid.experiment import main as experiment
+    from hybrid.cli.experiment import main as experiment
 
     events = tmp_path / "events.jsonl"
     events.write_text("\n".join(json.dumps(e) for e in (

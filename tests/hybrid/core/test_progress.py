@@ -24,7 +24,7 @@ ALL_CLIS = WITH_BARS + ["eval", "report", "recipe_train", "fewshot", "compare"]
 
 
 def _parsers(name: str) -> list[argparse.ArgumentParser]:
-    module = importlib.import_module(f"hybrid.{name}" if name != "collect" else "hybrid.collect.__main__")
+    module = importlib.import_module(f"hybrid.cli.{name}" if name != "collect" else "hybrid.collect.__main__")
     parser = module.parser()
     found = [parser]
     for action in parser._actions:
@@ -119,7 +119,7 @@ def test_search_fusion_help_states_both_defaults_once():
 
 
 def test_the_default_jobs_outputs_are_ignored_by_git():
-    from hybrid.search import default_outputs
+    from hybrid.cli.search import default_outputs
 
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")

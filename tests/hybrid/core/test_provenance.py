@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 
+from hybrid.cli.search import main as search_main
+from hybrid.cli.search import parser
 from hybrid.core.formats.runs import sha256_file
 from hybrid.core.provenance import code_version, search_options, source_sha256, versions
-from hybrid.search import main as search_main
-from hybrid.search import parser
 
 
 def test_search_meta_records_code_inputs_and_applied_options(tiny_index, data_dir, tmp_path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from hybrid.compare import main as compare_main
-from hybrid.eval import main as eval_main
+from hybrid.cli.compare import main as compare_main
+from hybrid.cli.eval import main as eval_main
 from hybrid.evaluation.groups import kinds_from_topics
 
 TOPICS = {"alpha": "event", "beta": "entity", "ev-x": "entity", "en-y": "event"}

@@ -110,8 +110,8 @@ def ltr_recipe(folder, name: str, featureset):
 
 
 def test_ltr_pipeline_trains_through_recipe_train_and_reranks(sparse_index, topics, data_dir, tmp_path):
+    from hybrid.cli.recipe_train import train_recipe
     from hybrid.core.formats.qrels import read_qrels
-    from hybrid.recipe_train import train_recipe
 
     (tmp_path / "tiny.toml").write_text(TINY_FEATURES)
     recipe = ltr_recipe(tmp_path, "disck", tmp_path / "tiny.toml")
@@ -139,8 +139,8 @@ def test_recipe_train_extracts_with_the_feature_sets_provider_options(sparse_ind
     """A provider option of the feature set ([providers.dense_neighbours] index) reaches training, not only
     reranking: without it the provider looks for a dense index inside the hybrid index, which has none."""
     from features.encoder import BiEncoder
+    from hybrid.cli.recipe_train import train_recipe
     from hybrid.core.formats.qrels import read_qrels
-    from hybrid.recipe_train import train_recipe
     from indexes.faiss_index import build_dense_index
 
     dense = tmp_path / "elsewhere" / "dense"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from hybrid.cli.eval import main as eval_main
 from hybrid.core.formats.consistency import compare_query_ids, topic_query_ids
 from hybrid.core.records import Hit
-from hybrid.eval import main as eval_main
 
 
 def test_report_names_each_kind_of_mismatch():

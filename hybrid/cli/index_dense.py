@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import add_quiet, make_parser, positive_int, run_cli, unit_float
+from hybrid.cli.common import add_quiet, make_parser, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
 from hybrid.core.outputs import Input, Output, Writes
 from hybrid.core.provenance import METADATA

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from hybrid.cli_common import make_parser, positive_int, run_cli
+from hybrid.cli.common import make_parser, positive_int, run_cli
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from hybrid.api import sample_path
-from hybrid.cli_common import add_significance, make_parser, run_cli
+from hybrid.cli.common import add_significance, make_parser, run_cli
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.consistency import compare_query_ids

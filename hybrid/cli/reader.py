@@ -22,7 +22,7 @@ import time
 from dataclasses import fields
 from pathlib import Path
 
-from hybrid.cli_common import (
+from hybrid.cli.common import (
     add_quiet,
     add_subparser,
     make_parser,
@@ -221,7 +221,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
                             **produced_by()))
     print(json.dumps(meta), file=sys.stderr)
     if args.qrels:
-        from hybrid.eval import format_table  # deferred: importing it loads ir_measures
+        from hybrid.cli.eval import format_table  # deferred: importing it loads ir_measures
         from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
 
         qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in run}

@@ -25,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import add_subparser, make_parser, run_cli
+from hybrid.cli.common import add_subparser, make_parser, run_cli
 from hybrid.core.formats.ecbplus import convert_release
 from hybrid.core.formats.labelled import CORPUS, MANIFEST, QRELS, QUERIES, materialize_training_set
 from hybrid.core.outputs import FILE, Input, Output, Writes

@@ -22,7 +22,7 @@ import tomllib
 from pathlib import Path
 
 from features.annotate import AnnotationConfig
-from hybrid.cli_common import make_parser, run_cli
+from hybrid.cli.common import make_parser, run_cli
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.config import read_config_text, toml_loads
@@ -82,7 +82,7 @@ def check(path: Path, update: bool = False, output_dir: Path | None = None) -> l
     """Run the regression; return the list of drift messages (empty = pass)."""
     import tempfile
 
-    from hybrid.experiment import main as experiment_main  # deferred: importing it loads ir_measures, numpy, scipy
+    from hybrid.cli.experiment import main as experiment_main  # deferred: importing it loads ir_measures, numpy, scipy
 
     data = load(path)
     writes(path, data, update).check()

@@ -23,7 +23,7 @@ import os
 import runpy
 import sys
 
-from hybrid.cli_common import run_cli
+from hybrid.cli.common import run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.jvm import start_jvm
 

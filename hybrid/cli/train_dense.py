@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import add_quiet, make_parser, non_negative_float, positive_int, run_cli, unit_float
+from hybrid.cli.common import add_quiet, make_parser, non_negative_float, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.outputs import Input, Output, Writes

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from hybrid.api import open_index
-from hybrid.cli_common import add_quiet, add_significance, make_parser, positive_int, run_cli
+from hybrid.cli.common import add_quiet, add_significance, make_parser, positive_int, run_cli
 from hybrid.collect.events import read_event_topics
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError

@@ -27,7 +27,7 @@ import json
 import sys
 
 from hybrid.api import sample_path
-from hybrid.cli_common import make_parser, run_cli
+from hybrid.cli.common import make_parser, run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.formats.consistency import compare_query_ids, topic_query_ids
 from hybrid.core.formats.qrels import read_qrels

@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli_common import add_subparser, make_parser, output_file, run_cli
+from hybrid.cli.common import add_subparser, make_parser, output_file, run_cli
 from hybrid.core.outputs import FILE, Input, Output, Writes
 from hybrid.store.models import find_set, list_sets, store_root
 from hybrid.store.pack import export_set, import_set

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from hybrid.api import attach_spans
-from hybrid.cli_common import (
+from hybrid.cli.common import (
     add_quiet,
     make_parser,
     non_negative_int,
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         print(json.dumps({"run": args.output, "spans": args.output_spans, **options}), file=sys.stderr)
         if qrels is not None:
-            from hybrid.eval import format_table  # deferred: importing it loads ir_measures
+            from hybrid.cli.eval import format_table  # deferred: importing it loads ir_measures
             from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
 
             shown = tuple(dict.fromkeys(("RR@10", "AP@100", "R@100", "nDCG@10", measure[0])))

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 from hybrid.api import open_index, sample_path
-from hybrid.cli_common import make_parser, output_file, positive_int, run_cli
+from hybrid.cli.common import make_parser, output_file, positive_int, run_cli
 from hybrid.core.atomic import atomic_write
 from hybrid.core.formats import read_qrels, read_run, read_topics
 from hybrid.core.formats.runs import read_run_meta

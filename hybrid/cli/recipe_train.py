@@ -22,7 +22,7 @@ import json
 import logging
 import sys
 
-from hybrid.cli_common import make_parser, positive_int, run_cli
+from hybrid.cli.common import make_parser, positive_int, run_cli
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.outputs import Input, Output, Writes, inputs_of

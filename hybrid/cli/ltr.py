@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hybrid.cli_common import (
+from hybrid.cli.common import (
     add_quiet,
     add_subparser,
     make_parser,
@@ -54,7 +54,7 @@ from hybrid.sample import index_location
 from indexes.shards import open_one_index
 
 log = logging.getLogger("hybrid.ltr")
-DEFAULT_FEATURESET = Path(__file__).resolve().parent.parent / "ltr" / "configs" / "default.toml"
+DEFAULT_FEATURESET = Path(__file__).resolve().parents[2] / "ltr" / "configs" / "default.toml"
 
 
 # -- argument groups --------------------------------------------------------------------------------

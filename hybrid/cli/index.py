@@ -14,7 +14,7 @@ import os
 import sys
 
 from features.annotate import ANNOTATIONS, DEFAULT_MODEL, AnnotationConfig
-from hybrid.cli_common import add_quiet, make_parser, non_negative_int, positive_int, run_cli
+from hybrid.cli.common import add_quiet, make_parser, non_negative_int, positive_int, run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.outputs import Writes
 from indexes.lucene import IndexConfig, build_index, index_writes

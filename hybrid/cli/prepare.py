@@ -42,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-from hybrid.cli_common import add_quiet, make_parser, positive_int, run_cli
+from hybrid.cli.common import add_quiet, make_parser, positive_int, run_cli
 from hybrid.core.errors import IndexMissingError, InputError
 from hybrid.core.outputs import Input, Writes, inputs_of
 from hybrid.recipes import load_recipe
