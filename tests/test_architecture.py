@@ -154,3 +154,35 @@ def test_no_import_circle_between_files():
         if node not in state:
             dfs(node)
     assert not cycles, f"import circles between files: {cycles[:5]}"
+
+
+#: top-level modules of hybrid/ that are not command entry points: the package's face and the Python API
+NOT_ENTRY_POINTS = {"__init__", "api"}
+
+
+def _entry_points() -> dict[Path, str]:
+    """Every file that `python -m` runs, with the command module of hybrid/cli it hands over to."""
+    return {path: path.stem for path in sorted((ROOT / "hybrid").glob("*.py")) if path.stem not in NOT_ENTRY_POINTS}
+
+
+def _is_entry_point(tree: ast.Module, command: str) -> bool:
+    """A docstring, then only (imports in any order): import sys; from hybrid.cli.common import run_cli;
+    from hybrid.cli.<command> import main; if __name__ == "__main__": sys.exit(run_cli(main))."""
+    body = [node for node in tree.body if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]
+    expected = ast.parse(f"import sys\nfrom hybrid.cli.common import run_cli\nfrom hybrid.cli.{command} import main\n"
+                         'if __name__ == "__main__":\n    sys.exit(run_cli(main))\n').body
+    return sorted(map(ast.dump, body)) == sorted(map(ast.dump, expected))
+
+
+def test_every_command_is_found_by_one_rule():
+    """Every command is hybrid/cli/<name>.py with a main(); `python -m hybrid.<name>` finds it through an entry
+    point that holds nothing else, so no command logic hides outside hybrid/cli and the folder shows the layer."""
+    commands = {p.stem for p in (ROOT / "hybrid" / "cli").glob("*.py")} - {"__init__", "common"}
+    not_thin = [str(path.relative_to(ROOT)) for path, command in _entry_points().items()
+                if not _is_entry_point(ast.parse(path.read_text(encoding="utf-8")), command)]
+    assert not not_thin, f"an entry point only imports main from hybrid.cli.<name> and runs it: {not_thin}"
+    assert sorted(set(_entry_points().values())) == sorted(commands), "every command has one entry point"
+    without_main = [name for name in sorted(commands)
+                    if not any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in
+                               ast.parse((ROOT / "hybrid" / "cli" / f"{name}.py").read_text(encoding="utf-8")).body)]
+    assert not without_main, f"command modules without main(): {without_main}"

@@ -1,0 +1,9 @@
+"""``python -m hybrid.train_dense``: the command lives in :mod:`hybrid.cli.train_dense`."""
+
+import sys
+
+from hybrid.cli.common import run_cli
+from hybrid.cli.train_dense import main
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
