@@ -123,10 +123,10 @@ WRITERS = [
            lambda ws, out: ["rerank", "--model", str(ws / "artifacts/reader"), "--run", d(ws, "run.trec"),
                             "--topics", d(ws, "topics.tsv"), "--index", str(ws / "index"), "--output", out],
            False, "data/topics.tsv", other_kind="data/results.json"),
-    Writer("collect run", "hybrid.collect.__main__",
+    Writer("collect run", "hybrid.cli.collect",
            lambda ws, out: ["run", "--corpus", d(ws, "corpus.jsonl"), "--name", "x", "--output", out, "--no-progress"],
            False, "data/corpus.jsonl", None, "data/results.json"),
-    Writer("collect train", "hybrid.collect.__main__",
+    Writer("collect train", "hybrid.cli.collect",
            lambda ws, out: ["train", "--index", str(ws / "index"), "--events", d(ws, "topics.tsv"), "--qrels",
                             d(ws, "qrels.txt"), "--output", out, "--no-progress"], True, "data/qrels.txt",
            other_kind="artifacts/ltr"),
@@ -308,9 +308,9 @@ def test_fuse_refuses_the_meta_of_an_input_run(ws, capsys):
 
 
 def test_report_collect_and_export_refuse_their_inputs(ws, capsys):
+    from hybrid.cli.collect import main as collect
     from hybrid.cli.ltr import main as ltr
     from hybrid.cli.report import main as report
-    from hybrid.collect.__main__ import main as collect
 
     before = snapshot(ws)
     refused(report, ["--run", d(ws, "run.trec"), "--qrels", d(ws, "qrels.txt"), "--topics", d(ws, "topics.tsv"),

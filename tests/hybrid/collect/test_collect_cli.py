@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from hybrid.collect.__main__ import main
+from hybrid.cli.collect import main
 from hybrid.core.formats.runs import read_run, read_run_meta
 
 

@@ -24,7 +24,7 @@ ALL_CLIS = WITH_BARS + ["eval", "report", "recipe_train", "fewshot", "compare"]
 
 
 def _parsers(name: str) -> list[argparse.ArgumentParser]:
-    module = importlib.import_module(f"hybrid.cli.{name}" if name != "collect" else "hybrid.collect.__main__")
+    module = importlib.import_module(f"hybrid.cli.{name}")
     parser = module.parser()
     found = [parser]
     for action in parser._actions:
@@ -84,7 +84,7 @@ def test_every_command_with_bars_takes_quiet(name):
 
 
 def test_collect_keeps_no_progress_as_a_hidden_alias():
-    from hybrid.collect.__main__ import parser
+    from hybrid.cli.collect import parser
 
     p = parser()
     given = ["run", "--corpus", "c.jsonl", "--output", "o.trec"]

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from hybrid.cli.recipes import list_table
+from hybrid.cli.recipes import main as recipes_main
 from hybrid.core.errors import ConfigError
 from hybrid.recipes import bundled_recipes, load_recipe, parse_recipe
-from hybrid.recipes.__main__ import list_table
-from hybrid.recipes.__main__ import main as recipes_main
 from hybrid.recipes.builders import HOW_TO_BUILD
 
 RECIPES_DOC = Path(__file__).resolve().parents[3] / "docs" / "recipes.md"

@@ -55,7 +55,7 @@ def test_every_builder_declares_typed_parameters_with_descriptions():
 
 
 def test_the_recipes_command_lists_types_from_the_declarations(capsys):
-    from hybrid.recipes.__main__ import main
+    from hybrid.cli.recipes import main
 
     assert main(["types", "bm25"]) == 0
     out = capsys.readouterr().out
