@@ -161,8 +161,12 @@ NOT_ENTRY_POINTS = {"__init__", "api"}
 
 
 def _entry_points() -> dict[Path, str]:
-    """Every file that `python -m` runs, with the command module of hybrid/cli it hands over to."""
-    return {path: path.stem for path in sorted((ROOT / "hybrid").glob("*.py")) if path.stem not in NOT_ENTRY_POINTS}
+    """Every file that `python -m` runs, with the command module of hybrid/cli it hands over to: hybrid/<name>.py,
+    and the __main__ of a package (`python -m hybrid.collect`)."""
+    found = {path: path.stem for path in sorted((ROOT / "hybrid").glob("*.py")) if path.stem not in NOT_ENTRY_POINTS}
+    for package in PACKAGES:
+        found.update({path: path.parent.name for path in sorted((ROOT / package).rglob("__main__.py"))})
+    return found
 
 
 def _is_entry_point(tree: ast.Module, command: str) -> bool:
