@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from hybrid.cli.common import run_cli
+from hybrid.cli.pool import main as pool_main
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run
 from hybrid.core.records import Hit
-from hybrid.pool import main as pool_main
 
 # docs/errors.md as the catalogue tests see it (tests/robustness/documented.py, loaded by path: tests is no package)
 _spec = importlib.util.spec_from_file_location(
