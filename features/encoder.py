@@ -89,10 +89,15 @@ class EncoderConfig:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any], path: str | Path | None = None) -> EncoderConfig:
+        if not isinstance(obj, dict):
+            raise ConfigError(path, None, f"the encoder config is a {type(obj).__name__}, not a JSON object")
         unknown = set(obj) - set(cls.__dataclass_fields__)
         if unknown:
             raise ConfigError(path, None, f"unknown encoder config key(s) {sorted(unknown)}")
-        return cls(**obj)
+        try:
+            return cls(**obj)
+        except ConfigError as error:  # a bad value: the check names no file, this file is where it is
+            raise ConfigError(path, None, error.reason) from None
 
 
 @dataclass
@@ -225,16 +230,36 @@ def _hf_load(path: Path, what: str, loader, where: Path):
         if not ((where / "model.safetensors").is_file() or (where / "model.safetensors.index.json").is_file()):
             raise ConfigError(where, None, "has no model.safetensors: weights are read from safetensors only (pickle "
                                            "files such as pytorch_model.bin are never loaded)")
-        kwargs = {"use_safetensors": True}
+        kwargs = {"use_safetensors": True, "output_loading_info": True}
     else:
         kwargs = {}
     try:
-        return loader(where, **kwargs)
+        loaded = loader(where, **kwargs)
     except ConfigError:
         raise
     except Exception as exc:  # noqa: BLE001 - transformers/safetensors/tokenizers raise many types on bad files
         reason = (str(exc).strip().splitlines() or [""])[0][:300]
         raise ConfigError(path, None, f"cannot load the encoder's {what} ({type(exc).__name__}: {reason})") from None
+    if what != "weights":
+        return loaded
+    model, info = loaded
+    _check_weights_used(where, info)
+    return model
+
+
+def _check_weights_used(where: Path, info: dict) -> None:
+    """Refuse a checkpoint whose weights are not the model's own: transformers initialises every weight it does
+    not find at random and only warns, so a reader's folder (its BERT under ``encoder.``) or another model's
+    weights would load as an encoder of random weights. A missing pooler is tolerated (sentence-embedding
+    checkpoints drop it, and pooling never uses it)."""
+    missing = sorted(key for key in info.get("missing_keys") or () if not key.startswith("pooler."))
+    if not missing:
+        return
+    unexpected = sorted(info.get("unexpected_keys") or ())
+    found = f"; it holds {unexpected[0]} ..." if unexpected else ""
+    raise ConfigError(where, None, f"holds the weights of another model: {len(missing)} of the encoder's weights are "
+                                   f"missing (e.g. {missing[0]}){found}; give a saved encoder or a Hugging Face "
+                                   "checkpoint of the model itself (a reader's folder is not an encoder)")
 
 
 class BiEncoder:
