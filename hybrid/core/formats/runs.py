@@ -251,8 +251,14 @@ def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int, str | 
 
 
 def read_run(path: str | Path) -> Run:
-    """Read a TREC run; an empty file is an empty run (no query has results)."""
+    """Read a TREC run; an empty file is an empty run (no query has results).
+
+    A run that has a meta (``<run>.meta.json``, written with it by :func:`write_run_set`) must be the run the meta
+    describes (:func:`read_run_meta`): a run cut short at a line end, emptied or rewritten after its meta parses
+    cleanly, and would otherwise be evaluated, fused or reranked as if complete."""
     path = Path(path)
+    if path.is_file():
+        read_run_meta(path)
     run: Run = {}
     first: dict[tuple[str, str], int] = {}
     for number, line in iter_lines(path):

@@ -283,10 +283,28 @@ def read_topics(
     if not topics:
         skipped = f" ({len(skip_bad)} bad line(s) skipped)" if skip_bad else ""
         raise InputError(path, None, f"no topics found{skipped}")
+    if fmt == "tsv":
+        _warn_unended(path, seen, topics[-1])
     index = getattr(resolve, "__self__", None)
     if index is not None and hasattr(index, "own_documents"):
         index.own_documents(topics)  # topics without their document: found by their text, or warned about
     return topics
+
+
+def _warn_unended(path: Path, seen: dict[str, int], last: Topic) -> None:
+    """Warn when a TSV topics file does not end with a line end: a file cut short parses cleanly when the cut falls
+    after the last ``</m>`` (a JSONL line cut short is broken JSON), and its last topic (text or doc_id) is then
+    silently shorter. Files written by tools end with one; a hand-written file may not, so this warns only."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(-1, 2)
+            ended = handle.read(1) == b"\n"
+    except OSError:  # a pipe or FIFO: nothing to look at again
+        return
+    if not ended:
+        log.warning("%s:%d: the last line has no line end: if the file was cut short, topic %r is incomplete "
+                    "(its text or doc_id); end the file with a newline once it is whole", path, seen[last.qid],
+                    last.qid)
 
 
 def generated_qid(marked: str) -> str:
