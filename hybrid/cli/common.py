@@ -38,6 +38,23 @@ LUCENE_DAMAGE = ("CorruptIndexException", "EOFException", "IndexFormatTooOldExce
                  "IndexFormatTooNewException", "NoSuchFileException", "FileNotFoundException")
 
 
+def java_heap() -> str:
+    """The running JVM's heap limit in words, for messages about a search that ran out of it.
+
+    Anserini's batch search runs queries on a thread pool and loses a task's own exception (an OutOfMemoryError
+    among them: a batch of deep searches holds every hit's stored document), so the limit is all that can be said.
+    """
+    limit = os.environ.get("HYBRID_JVM_HEAP")
+    try:
+        import jnius  # deferred: only reached after a Java exception, when the JVM is running
+
+        mib = jnius.autoclass("java.lang.Runtime").getRuntime().maxMemory() / 2**20
+    except Exception:  # noqa: BLE001 - a message helper must never raise
+        return f"HYBRID_JVM_HEAP={limit}" if limit else "the JVM's default heap"
+    size = f"{mib / 1024:.1f} GiB" if mib >= 1024 else f"{mib:.0f} MiB"
+    return f"the heap is {size}" + (f", HYBRID_JVM_HEAP={limit}" if limit else "")
+
+
 def lucene_damage(error: BaseException) -> str | None:
     """One line for a Java exception (through pyjnius) by which Lucene says an index file is damaged; its message
     names the file (``resource=...``). None for anything else."""
@@ -45,9 +62,10 @@ def lucene_damage(error: BaseException) -> str | None:
         return None
     detail = (getattr(error, "innermessage", None) or str(error)).strip().splitlines()
     if detail and "is not equal to completedTaskCount" in detail[0]:  # Anserini's batch search lost a task's error
-        return (f"Lucene failed on some queries ({detail[0].strip()[:120]}); the index may be damaged: check it with "
-                "HYBRID_VERIFY=full (every Lucene file's checksum is verified on open) or rebuild it with "
-                "`python -m hybrid.index --index IDX --overwrite`")
+        return (f"Lucene failed on some queries ({detail[0].strip()[:120]}): either the Java heap ran out "
+                f"({java_heap()}: raise it with HYBRID_JVM_HEAP, e.g. HYBRID_JVM_HEAP=8g; unset, the JVM takes a "
+                "quarter of the memory) or the index is damaged: check it with HYBRID_VERIFY=full (every Lucene file's "
+                "checksum is verified on open) or rebuild it with `python -m hybrid.index --index IDX --overwrite`")
     names = [str(getattr(error, "classname", "") or "")]
     names += [line.split(":")[0].strip() for line in (getattr(error, "stacktrace", None) or [])
               if "Exception" in str(line).split(":")[0]]

@@ -373,7 +373,11 @@ def test_stored_fields_damaged_at_query_time_are_one_line(tiny_index, tmp_path, 
                         "--output", str(tmp_path / "r.trec"), "--quiet"])
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert rc == 2 and len(err) == 1 and "HYBRID_VERIFY=full" in err[0]
-    assert_documented("the index may be damaged: check it with HYBRID_VERIFY=full")
+    if "completedTaskCount" in err[0]:  # the batch search lost the task's exception: the heap is named too
+        assert "the heap is" in err[0] and "HYBRID_JVM_HEAP" in err[0]
+        assert_documented("either the Java heap ran out")
+    else:
+        assert_documented("Lucene found a damaged index file while searching")
 
 
 # -- an index built from a pipe ---------------------------------------------------------------------------------
