@@ -7,7 +7,7 @@ spaCy parses of the sentences are given, frozen-encoder span features (``doc.ten
 linked. Pairs scoring above the threshold are clustered by union-find (``link = "union"``) or each
 mention joins its best-scoring antecedent above the threshold (``link = "antecedent"``); mode and
 threshold are set per kind (event / entity / unknown) and chosen on held-out train folds
-(``python -m features.train_coref``).
+(``python -m hybrid.train_coref``).
 
 Two weight sets are shipped in one safetensors file: ``base.*`` (string/distance features only) and
 ``doc.*`` (plus the parse features), used when every sentence that holds a mention has a parse. The

@@ -367,7 +367,7 @@ class LearnedMentionDetector:
         for p in (wpath, cpath):
             if not p.is_file():
                 raise MentionHeadError(
-                    f"mention head file {p} is missing (train one with `python -m features.train_mention_head`)"
+                    f"mention head file {p} is missing (train one with `python -m hybrid.train_mention_head`)"
                 )
         try:
             config = json.loads(cpath.read_text())

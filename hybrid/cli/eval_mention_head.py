@@ -1,6 +1,6 @@
 """Mention detection on ECB+ dev curated sentences: heuristic, spaCy rules, the learned head, unions.
 
-    python -m features.eval_mention_head --corpus ../shared/data/ecbplus/corpus.jsonl \\
+    python -m hybrid.eval_mention_head --corpus ../shared/data/ecbplus/corpus.jsonl \\
         --output benchmarks/results/mention-head
 
 Writes ``<output>.json`` and ``<output>.md``: per detector and kind, overlap recall (a same-kind
@@ -11,7 +11,6 @@ spaCy detector, is timed apart).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -23,6 +22,7 @@ from features.detect import heuristic_mentions, rule_mentions
 from features.mention_head import SPACY_MODEL, LearnedMentionDetector, detection_scores, union
 from features.ner import heuristic_entities
 from features.train_mention_head import _mentions, read_curated
+from hybrid.cli.common import make_parser, run_cli
 from hybrid.core.records import KINDS
 
 
@@ -129,14 +129,14 @@ def markdown(res: dict, command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = make_parser("python -m hybrid.eval_mention_head", __doc__, epilog=True)
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--split", default="dev")
     ap.add_argument("--head", default=None, help="weights file (default: the shipped head)")
     ap.add_argument("--output", default="benchmarks/results/mention-head")
     args = ap.parse_args(argv)
     res = run(args.corpus, args.split, args.head)
-    command = "python -m features.eval_mention_head " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m hybrid.eval_mention_head " + " ".join(argv if argv is not None else sys.argv[1:])
     res["command"] = command
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -148,4 +148,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

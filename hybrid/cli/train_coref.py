@@ -7,7 +7,7 @@ cross-validation on train; the chosen configuration is refit on all of train and
 ``split=dev`` against the heuristic of :mod:`features.coref` (``_linked`` + union-find): pairwise,
 MUC and B3 precision/recall/F1, by kind and overall.
 
-    python -m features.train_coref --corpus ../shared/data/ecbplus/corpus.jsonl \\
+    python -m hybrid.train_coref --corpus ../shared/data/ecbplus/corpus.jsonl \\
         --output features/models/coref_pairs.safetensors --results benchmarks/results/coref-model
 
 ``--eval-only`` evaluates the saved model on dev without training.
@@ -15,7 +15,6 @@ MUC and B3 precision/recall/F1, by kind and overall.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -37,6 +36,7 @@ from features.train_coref import (
     train_linker,
     with_distractors,
 )
+from hybrid.cli.common import make_parser, run_cli
 from hybrid.core.records import ENTITY, EVENT
 
 
@@ -56,7 +56,7 @@ def _table(rows: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m features.train_coref", description=__doc__.split("\n\n")[0])
+    ap = make_parser("python -m hybrid.train_coref", __doc__, epilog=True)
     ap.add_argument("--corpus", required=True, help="ECB+ corpus.jsonl (passages with split, mentions, chain)")
     ap.add_argument("--output", default=str(DEFAULT_WEIGHTS), help="weights file (.safetensors; JSON beside it)")
     ap.add_argument("--results", default=None, help="write RESULTS.md and RESULTS.json (dev evaluation)")
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{platform.machine()} {_cpu_name()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}"
         )
         payload = {
-            "command": "python -m features.train_coref " + " ".join(argv if argv is not None else _argv()),
+            "command": "python -m hybrid.train_coref " + " ".join(argv if argv is not None else _argv()),
             "machine": machine,
             "dev_documents": len(dev),
             "dev_mentions": sum(len(d.mentions) for d in dev),
@@ -225,4 +225,4 @@ def _cpu_name() -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_cli(main))

@@ -1,6 +1,6 @@
 """Train the learned mention detector (:mod:`features.mention_head`) on ECB+ train gold mentions.
 
-    python -m features.train_mention_head --corpus ../shared/data/ecbplus/corpus.jsonl \\
+    python -m hybrid.train_mention_head --corpus ../shared/data/ecbplus/corpus.jsonl \\
         --output features/models/mention_head.safetensors
 
 Only curated passages (a non-empty ``mentions`` list) of ``--split train`` are used for fitting;
@@ -12,7 +12,6 @@ Scores on ``--eval-split`` (dev) are measured last and only recorded. Seeded and
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
@@ -43,12 +42,13 @@ from features.train_mention_head import (
     rule_candidates,
     train,
 )
+from hybrid.cli.common import make_parser, run_cli
 from hybrid.core.formats.runs import sha256_file
 from hybrid.core.records import KINDS
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = make_parser("python -m hybrid.train_mention_head", __doc__, epilog=True)
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--output", default=str(DEFAULT_PATH))
     ap.add_argument("--split", default="train")
@@ -199,4 +199,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))
