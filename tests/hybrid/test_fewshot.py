@@ -7,17 +7,17 @@ import json
 import numpy as np
 import pytest
 
-from hybrid.cli.fewshot import (
+from hybrid.cli.fewshot import main
+from hybrid.core.records import Topic
+from hybrid.retrieval.fewshot import (
     DenseTable,
     SiameseHead,
     adhoc_passage_scores,
     build_kshot_queries,
-    main,
     mean_over_examples,
     ranked,
     tuned_passage_scores,
 )
-from hybrid.core.records import Topic
 
 
 def doc_of(pid: str) -> str:
