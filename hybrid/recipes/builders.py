@@ -63,8 +63,7 @@ from ltr.featureset import load_featureset
 from ltr.model import TrainedModel
 from ltr.pipeline import LtrReranker
 
-FEATURESET_DIRS = (Path(__file__).resolve().parent.parent / "configs" / "ltr",
-                   Path(__file__).resolve().parent.parent.parent / "ltr" / "configs")
+FEATURESET_DIR = Path(__file__).resolve().parent.parent.parent / "ltr" / "configs"
 
 #: How each kind of artifact is made; shown when one is missing.
 HOW_TO_BUILD = {
@@ -130,16 +129,15 @@ def artifact_path(value: Any, key: str, kind: str, context: Context, source: Rec
 
 
 def featureset_path(name: str, source: RecipeSource, key: str = "rerankers") -> Path:
-    """A feature set by path, or by name from hybrid/configs/ltr/ then ltr/configs/."""
+    """A feature set by path, or by name from ltr/configs/ (the one folder of feature sets)."""
     path = Path(name)
     if path.suffix == ".toml":
         if path.is_file():
             return path
         raise source.error(key, f"feature set {name} does not exist")
-    for folder in FEATURESET_DIRS:
-        if (folder / f"{name}.toml").is_file():
-            return folder / f"{name}.toml"
-    raise source.error(key, f"no feature set named {name!r} in {[str(d) for d in FEATURESET_DIRS]}")
+    if (FEATURESET_DIR / f"{name}.toml").is_file():
+        return FEATURESET_DIR / f"{name}.toml"
+    raise source.error(key, f"no feature set named {name!r} in {FEATURESET_DIR}")
 
 
 _building = threading.local()

@@ -7,7 +7,7 @@ import pytest
 
 from hybrid.core.errors import ConfigError
 from hybrid.recipes import BUILDERS, Context, bundled_recipes, load_recipe
-from hybrid.recipes.builders import ARTIFACTS_ENV, RERANKER_KEYS, reranker_specs
+from hybrid.recipes.builders import ARTIFACTS_ENV, FEATURESET_DIR, RERANKER_KEYS, featureset_path, reranker_specs
 
 TINY_FEATURES = """name = "tiny"
 [groups.string]
@@ -44,6 +44,21 @@ def test_every_bundled_recipe_parses_with_known_keys():
                 assert set(spec) <= RERANKER_KEYS[spec["type"]]
         if not recipe.ci:  # the expensive ones say what they need
             assert recipe.cost.startswith("needs"), name
+
+
+def test_feature_sets_by_name_come_from_the_one_folder():
+    """Every feature set a bundled recipe names is found in ltr/configs/, the one folder of feature sets."""
+    from ltr.featureset import load_featureset
+
+    named = {spec["featureset"]: load_recipe(name).source for name in bundled_recipes()
+             if load_recipe(name).system["type"] == "pipeline"
+             for spec in reranker_specs(load_recipe(name).system, load_recipe(name).source) if "featureset" in spec}
+    assert "disck" in named
+    for featureset, source in named.items():
+        path = featureset_path(featureset, source)
+        assert path.parent == FEATURESET_DIR and load_featureset(path).name == featureset
+    with pytest.raises(ConfigError, match=r"no feature set named 'no-such' in .*ltr/configs"):
+        featureset_path("no-such", next(iter(named.values())))
 
 
 def test_cheap_recipes_run_and_exclude_the_query_document(sparse_index, topics):
