@@ -345,7 +345,7 @@ def dense_index_of(value: Any, context: Context, source: RecipeSource) -> tuple[
 def _fuse(system: dict, context: Context, source: RecipeSource) -> Stage:
     """Fusion of other systems' runs (RRF, CombSUM, CombMNZ)."""
     names = system["recipes"]
-    if names is None or len(names) < 2:
+    if len(names) < 2:
         raise source.error("recipes", "'recipes' must list at least two recipe names to fuse")
     components = []
     for name in names:
@@ -468,8 +468,6 @@ def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
                          K1, B])
 def _safety_net(system: dict, context: Context, source: RecipeSource) -> Stage:
     """A mention-level system made safe for raw text: passage BM25 and document context (the recall net)."""
-    if system["base"] is None:
-        raise source.error("type", "a safety-net needs 'base': the mention-level recipe it wraps")
     base = build_named(system["base"], context, source, "base")
     if not isinstance(base, Retriever):
         raise source.error("base", f"recipe {describe(system['base'])} is a {type(base).__name__}, not a retriever")
@@ -486,8 +484,6 @@ def _safety_net(system: dict, context: Context, source: RecipeSource) -> Stage:
                              what='a list of inline tables {type = "ltr" | "reader" | "union", ...}')])
 def _pipeline(system: dict, context: Context, source: RecipeSource) -> Stage:
     """A system followed by rerankers (LTR, the coreference reader)."""
-    if system["first"] is None:
-        raise source.error("type", "a pipeline needs 'first': the recipe whose run the rerankers reorder")
     specs = reranker_specs(system, source)
     for spec in specs:  # a missing model fails before the first stage is built
         if "model" in spec:

@@ -32,7 +32,8 @@ from typing import Any
 
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.config import read_config_text, toml_loads
-from hybrid.core.params import Param, params_by_name
+from hybrid.core.params import Param
+from hybrid.core.registry import Component, Registry
 from hybrid.retrieval.base import Stage
 
 RECIPE_DIR = Path(__file__).resolve().parent.parent / "configs" / "recipes"
@@ -73,15 +74,18 @@ NAME_PARAM = Param("name", str, None, "the name the stage (and its run's tag) ca
 
 
 @dataclass(frozen=True)
-class Builder:
-    params: dict[str, Param]
-    build: Callable[[dict[str, Any], Context, RecipeSource], Stage]
+class Builder(Component):
+    """A system type: ``target`` builds its stage from the resolved ``[system]`` table."""
+
     topics: str = "mentions"  # what its stage's topics are: "mentions" (marked mentions) or "events" (EventQuery)
-    doc: str = ""  # what the system type is (the builder's docstring, first line)
+
+    @property
+    def build(self) -> Callable[[dict[str, Any], Context, RecipeSource], Stage]:
+        return self.target
 
     @property
     def keys(self) -> frozenset[str]:
-        return frozenset(self.params) | {"type", "name"}
+        return BUILDERS.keys_of(self.name)
 
 
 @dataclass(frozen=True)
@@ -122,39 +126,21 @@ class CommandLineSource(RecipeSource):
         return ConfigError(None, None, f"{flag}: {reason}" if flag else reason)
 
 
-BUILDERS: dict[str, Builder] = {}
+#: The system types (``system.type``), each with its declared parameters; :mod:`hybrid.recipes.builders` fills it.
+BUILDERS: Registry[Builder] = Registry("system type", Builder, common=[NAME_PARAM], fixed=["type"],
+                                      describe="a recipe's [system] table: type = NAME and its parameters")
 
-
-def register(kind: str, params: list[Param], topics: str = "mentions") -> Callable:
-    """Decorator: make ``kind`` a recipe ``system.type`` accepting ``params`` (plus ``type`` and ``name``);
-    ``topics="events"`` marks a stage whose topics are event queries (:mod:`hybrid.collect`) and whose hits are
-    documents."""
-
-    def wrap(fn: Callable[[dict[str, Any], Context, RecipeSource], Stage]) -> Callable:
-        doc = (fn.__doc__ or "").strip().split("\n")[0]
-        BUILDERS[kind] = Builder(params_by_name(params), fn, topics, doc)
-        return fn
-
-    return wrap
+#: Decorator: ``@register("kind", [Param(...), ...])`` makes ``kind`` a recipe ``system.type`` accepting those
+#: parameters (plus ``type`` and ``name``); ``topics="events"`` marks a stage whose topics are event queries
+#: (:mod:`hybrid.collect`) and whose hits are documents.
+register = BUILDERS.register
 
 
 def resolve_params(system: dict[str, Any], builder: Builder, source: RecipeSource) -> dict[str, Any]:
-    """The system's values checked against the builder's parameters, defaults filled in (``type`` kept)."""
-    kind = system.get("type")
-    unknown = set(system) - builder.keys
-    if unknown:
-        key = sorted(unknown)[0]
-        raise source.error(key, f"unknown key {key!r} for system type {kind!r}; allowed: {sorted(builder.keys)}")
-    values: dict[str, Any] = {"type": kind}
-    for param in [*builder.params.values(), NAME_PARAM]:
-        if system.get(param.name) is None:  # TOML has no null: None comes from a dict built in code, and means unset
-            values[param.name] = param.default
-            continue
-        problem = param.problem(system[param.name])
-        if problem:
-            raise source.error(param.name, problem)
-        values[param.name] = param.coerce(system[param.name])
-    return values
+    """The system's values checked against the builder's parameters, defaults filled in (``type`` kept); an error
+    names the key's line (a required key that is missing: the ``type`` line)."""
+    return BUILDERS.resolve(builder.name, system, lambda key, reason: source.error(key or "type", reason),
+                            what=f"system type {system.get('type')!r}")
 
 
 @dataclass
@@ -183,9 +169,7 @@ class Recipe:
 
 def build_system(system: dict[str, Any], context: Context, source: RecipeSource) -> Stage:
     """The stage of one ``[system]`` table (parameters checked, defaults filled, ``name`` applied)."""
-    kind = system.get("type")
-    if kind not in BUILDERS:
-        raise source.error("type", f"unknown system type {kind!r}; known types: {sorted(BUILDERS)}")
+    kind = BUILDERS.lookup(system.get("type"), lambda key, reason: source.error(key, reason), "type").name
     source = source.for_type(kind)
     values = resolve_params(system, BUILDERS[kind], source)
     stage = BUILDERS[kind].build(values, context, source)

@@ -11,6 +11,8 @@ from hybrid.recipes import Context, bundled_recipes, load_recipe, parse_recipe
 @pytest.mark.parametrize(("system", "error"), [
     ('type = "multifield"\nwieghts = "mention=1"\n', r"r\.toml:5: unknown key 'wieghts'"),
     ('type = "multifield"\nk1 = "high"\n', r"r\.toml:5: 'k1' must be a finite number >= 0, got 'high'"),
+    ('type = "pipeline"\n', r"r\.toml:4: system type 'pipeline' needs 'first': the system whose run"),
+    ('type = "multifeld"\n', r"r\.toml:4: unknown system type 'multifeld'; known: .*did you mean 'multifield'"),
 ])
 def test_a_bad_system_key_or_value_names_file_and_line(tmp_path, system, error):
     path = tmp_path / "r.toml"
