@@ -14,8 +14,9 @@ Examples::
 The fusion is :mod:`hybrid.fusion`'s (the same functions ``hybrid.search --model fused`` uses): RRF sums
 ``w / (rrf_k + rank)``; CombSUM sums weighted normalised scores (a run that did not return a passage gives it
 the run's floor); CombMNZ multiplies that by the number of runs that returned it. With ``--spans`` (one
-spans JSONL per run, ``-`` for a run without one) a fused hit keeps the mention span of the run that ranked
-it best (the earlier run on a tie) and the fused spans go to ``--output-spans``. The fused run is written
+spans JSONL per run, ``-`` for a run without one) a fused hit keeps the mention span of the run that contributed
+most to its fused score (among the runs that give it a span; the earlier run on a tie), the rule of every fusion
+in the library (:mod:`hybrid.fusion.common`), and the fused spans go to ``--output-spans``. The fused run is written
 with its ``.meta.json``: the input runs and spans with their sha256, the method and the options that applied,
 the tuned weights, the code version.
 """
@@ -171,22 +172,6 @@ def check_spans_belong(run: Run, run_path: str, spans_path: str) -> None:
                                                  "file of another run? (give the spans in the order of --runs)")
 
 
-def best_ranked_spans(fused: Run, runs: list[Run]) -> None:
-    """Give each fused hit the span of the input run that ranked it best (the earlier run on a tie)."""
-    ranks = [{qid: {h.docid: (r, h) for r, h in enumerate(hits, start=1) if h.mention_start is not None}
-              for qid, hits in run.items()} for run in runs]
-    for qid, hits in fused.items():
-        for hit in hits:
-            found = [(by_qid[qid][hit.docid][0], n, by_qid[qid][hit.docid][1]) for n, by_qid in enumerate(ranks)
-                     if hit.docid in by_qid.get(qid, {})]
-            if found:
-                _, _, best = min(found, key=lambda item: item[:2])
-                hit.mention_start, hit.mention_end = best.mention_start, best.mention_end
-                hit.mention_text, hit.mention_id = best.mention_text, best.mention_id
-            else:
-                hit.mention_start = hit.mention_end = hit.mention_text = hit.mention_id = None
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from hybrid.evaluation.measures import parse_measures  # deferred: importing it loads ir_measures
@@ -220,8 +205,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"tuned weights {','.join(f'{w:g}' for w in weights)}: {measure[0]} {result.score:.4f} "
                   f"({len(result.tried)} weightings tried)", file=sys.stderr)
     fused = fuse_runs(runs, args.method, weights, args.norm, args.hits, args.rrf_k)
-    if args.output_spans:
-        best_ranked_spans(fused, runs)
     options = {"method": args.method, "weights": weights or [1.0] * len(runs), "hits": args.hits}
     options.update({name: getattr(args, name) for name in ("rrf_k", "norm") if uses(args.method, name)})
     if args.depth:

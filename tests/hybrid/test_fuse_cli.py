@@ -1,5 +1,5 @@
-"""``python -m hybrid.fuse``: fusion of run files (hybrid.fusion's math), spans of the best-ranking run, tuning,
-provenance, and the documented errors."""
+"""``python -m hybrid.fuse``: fusion of run files (hybrid.fusion's math), spans of the run that contributed most,
+tuning, provenance, and the documented errors."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from hybrid.api import Run
 from hybrid.cli.fuse import main as fuse_main
 from hybrid.core.formats.runs import read_run, write_run_set
 from hybrid.core.records import Hit
-from hybrid.fusion import combsum, rrf
+from hybrid.fusion import combsum, fuse_runs, rrf
 
 # docs/errors.md as the catalogue tests see it (tests/robustness/documented.py, loaded by path: tests is no package)
 _spec = importlib.util.spec_from_file_location(
@@ -58,7 +59,7 @@ def test_rrf_is_hybrid_fusion_rrf_with_provenance(runs, tmp_path):
     assert out.read_text().split("\n")[0].split()[5] == "rrf"
 
 
-def test_weighted_combsum_keeps_the_span_of_the_run_that_ranked_it_best(runs, tmp_path):
+def test_weighted_combsum_keeps_the_span_of_the_run_that_contributed_most(runs, tmp_path):
     out = tmp_path / "fused.trec"
     assert fuse_main(["--runs", runs["a"], runs["b"], "--spans", runs["a_spans"], runs["b_spans"],
                       "--method", "combsum", "--norm", "minmax", "--weights", "0.6,0.4", "--output", str(out),
@@ -66,15 +67,42 @@ def test_weighted_combsum_keeps_the_span_of_the_run_that_ranked_it_best(runs, tm
     expected = combsum([read_run(runs["a"]), read_run(runs["b"])], [0.6, 0.4], norm="minmax")
     fused = read_run(out)
     assert docids(fused, "q1") == docids(expected, "q1")
-    rows = map(json.loads, (tmp_path / "fused.spans.jsonl").read_text().splitlines())
-    spans = {(r["qid"], r["docid"]): r for r in rows}
-    assert spans["q1", "d1"]["mention"] == "a-d1"  # only in A
-    assert spans["q1", "d3"]["mention"] == "b-d3"  # A ranks it 3rd, B 1st
-    assert spans["q1", "d2"]["mention"] == "a-d2"  # 2nd in both: the earlier run
-    assert spans["q1", "d4"]["mention"] == "b-d4"
+    spans = fused_spans(tmp_path / "fused.spans.jsonl")
+    # min-max: A gives d1, d2, d3 1, 0.5, 0; B gives d3, d2, d4 1, 0.875, 0
+    assert spans["q1", "d1"] == "a-d1"  # only in A
+    assert spans["q1", "d3"] == "b-d3"  # A 0.6 * 0, B 0.4 * 1
+    assert spans["q1", "d2"] == "b-d2"  # A 0.6 * 0.5 = 0.3 < B 0.4 * 0.875 = 0.35 (both rank it 2nd)
+    assert spans["q1", "d4"] == "b-d4"
     meta = json.loads((tmp_path / "fused.trec.meta.json").read_text())
     assert meta["fusion"]["norm"] == "minmax" and "rrf_k" not in meta["fusion"]
     assert meta["spans"] == str(tmp_path / "fused.spans.jsonl") and meta["inputs"][1]["spans_sha256"]
+
+
+def fused_spans(path) -> dict[tuple[str, str], str | None]:
+    return {(r["qid"], r["docid"]): r["mention"] for r in map(json.loads, Path(path).read_text().splitlines())}
+
+
+@pytest.mark.parametrize(("method", "weights"), [("rrf", None), ("rrf", "0.3,0.7"), ("combsum", "1,0"),
+                                                 ("combmnz", "0.6,0.4"), ("wsum", None), ("interpolation", "0.2,0.8"),
+                                                 ("bordafuse", None)])
+def test_spans_are_the_librarys(runs, tmp_path, method, weights):
+    """hybrid.fuse and the library (the Fuse stage of hybrid.search --model fused, recipes) give a fused passage
+    the same span: the one of the run that contributed most to its fused score."""
+    out = tmp_path / "fused.trec"
+    argv = ["--runs", runs["a"], runs["b"], "--spans", runs["a_spans"], runs["b_spans"], "--method", method,
+            "--output", str(out), "--quiet"]
+    assert fuse_main(argv + (["--weights", weights] if weights else [])) == 0
+    inputs = [Run.read(runs[name], runs[f"{name}_spans"]) for name in ("a", "b")]
+    expected = fuse_runs(inputs, method, [float(w) for w in weights.split(",")] if weights else None, k=1000)
+    assert fused_spans(tmp_path / "fused.spans.jsonl") == {(q, h.docid): h.mention_text for q, hits in expected.items()
+                                                          for h in hits}
+
+
+def test_a_run_weighted_0_gives_no_span(runs, tmp_path):
+    """B ranks d3 first, but with weight 0 it contributes nothing: d3 keeps A's span."""
+    fuse_main(["--runs", runs["a"], runs["b"], "--spans", runs["a_spans"], runs["b_spans"], "--method", "combsum",
+               "--weights", "1,0", "--output", str(tmp_path / "fused.trec"), "--quiet"])
+    assert fused_spans(tmp_path / "fused.spans.jsonl")["q1", "d3"] == "a-d3"
 
 
 def test_spans_for_one_run_only_and_depth(runs, tmp_path):
