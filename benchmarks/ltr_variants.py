@@ -127,7 +127,7 @@ def recipe_parts(recipe, context: Context):
         stage = stage >> build_reranker(spec, context, source)
     spec = specs[last]
     setup = Setup(load_featureset(featureset_path(spec["featureset"], source)), spec["learner"],
-                  dict(spec.get("params") or {}), int(spec.get("depth", 100)), spec.get("train_queries"))
+                  dict(spec["params"] or {}), spec["depth"], spec["train_queries"])
     return stage, setup
 
 

@@ -62,8 +62,8 @@ def writes(args: argparse.Namespace, recipe) -> Writes:
     """What this command writes (the model folder of every ltr reranker of the recipe: only an LTR model is
     ever replaced) and reads, for the output policy (hybrid.core.outputs)."""
     context = Context(index=None, artifacts=args.artifacts)
-    outputs = [Output(f"the model of reranker {number} ({spec.get('model')})",
-                      artifact_path(spec.get("model"), "rerankers", "ltr", context, recipe.source, must_exist=False),
+    outputs = [Output(f"the model of reranker {number} ({spec['model']})",
+                      artifact_path(spec["model"], "rerankers", "ltr", context, recipe.source, must_exist=False),
                       LTR_MODEL) for number, spec in enumerate(ltr_specs(recipe), start=1)]
     reads = [Input("the recipe", recipe.source.path), *inputs_of(args, ("index", "topics", "qrels"))]
     return Writes("hybrid.recipe_train", outputs, reads, args.overwrite)

@@ -20,7 +20,7 @@ from hybrid.cli.common import add_subparser, make_parser, run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.params import Param
 from hybrid.recipes import BUILDERS, Recipe, bundled_recipes, load_recipe
-from hybrid.recipes.builders import RERANKER_PARAMS
+from hybrid.recipes.builders import RERANKERS
 from hybrid.recipes.registry import NAME_PARAM
 
 
@@ -47,8 +47,9 @@ def describe_type(kind: str) -> str:
         lines += [f"Topics: {builder.topics}; hits are documents.", ""]
     lines += param_rows([*builder.params.values(), NAME_PARAM])
     if kind == "pipeline":
-        for reranker, params in RERANKER_PARAMS.items():
-            lines += ["", f"Reranker `{{type = \"{reranker}\", ...}}`:", "", *param_rows(list(params.values()))]
+        for reranker in sorted(RERANKERS):
+            rows = param_rows(RERANKERS.parameters(reranker))
+            lines += ["", f"Reranker `{{type = \"{reranker}\", ...}}`:", "", *rows]
     return "\n".join(lines)
 
 

@@ -46,8 +46,8 @@ from hybrid.core.params import (
     SAME_KIND,
     B,
     Param,
-    params_by_name,
 )
+from hybrid.core.registry import Component, Registry
 from hybrid.fusion.fuse import Fuse, parse_fusion_weights
 from hybrid.recipes.registry import Context, RecipeSource, build_system, load_recipe, register
 from hybrid.retrieval.base import FeatureUnion, Retriever, Stage
@@ -365,92 +365,91 @@ def _fuse(system: dict, context: Context, source: RecipeSource) -> Stage:
 # -- rerank chains -------------------------------------------------------------------------------------------
 
 _MODEL = Param("model", str, None, "the trained model (an artifact path)", required=True)
-#: The parameters of each reranker type (an inline table of a pipeline's ``rerankers``).
-RERANKER_PARAMS: dict[str, dict[str, Param]] = {
-    "ltr": params_by_name([
-        _MODEL,
-        Param("featureset", str, None, "the feature set the model must have been trained with (name or path)"),
-        Param("learner", str, None, "training: lambdamart, logistic, ... (see hybrid.recipe_train)"),
-        Param("params", dict, None, "training: the learner's hyper-parameters"),
-        Param("depth", int, 100, "head of the input run it reorders", minimum=1),
-        Param("train_queries", int, None, "training: queries sampled from the training topics", minimum=1)]),
-    "reader": params_by_name([
-        _MODEL,
-        Param("depth", int, 50, "head of the input run it reorders", minimum=1),
-        Param("span_source", str, "predicted", "which span a candidate is scored by"),
-        Param("batch_size", int, 64, "pairs scored at once", minimum=1),
-        Param("interpolate", (int, float, dict), None, "interpolate with the input run's scores: a weight, or a "
-                                                       "table by kind {event = W, entity = W}",
-              what="a number or a table {event = W, entity = W}")]),
-    "union": params_by_name([
-        Param("recipes", list, None, "the retrievers whose scores of each hit become the union_score_<i> / "
-                                     "union_found_<i> LTR features, in order: recipe names or inline tables",
-              what="a list of recipe names or inline tables", required=True),
-        Param("depth", int, None, "hits each retriever fetches (default: the incoming run's length)", minimum=1)]),
-}
-RERANKER_KEYS = {kind: set(params) | {"type"} for kind, params in RERANKER_PARAMS.items()}
+#: The reranker types of a pipeline's ``rerankers`` (inline tables ``{type = ..., ...}``), each with its declared
+#: parameters: :func:`reranker_specs` checks a recipe's tables against them and fills in the defaults.
+RERANKERS: Registry[Component] = Registry("reranker type", fixed=["type"],
+                                          describe="an inline table of a pipeline recipe's rerankers list: "
+                                                   "{type = NAME, ...}")
 
 
 def reranker_specs(system: dict, source: RecipeSource) -> list[dict]:
-    """The validated ``rerankers`` tables of a pipeline system (as written; :func:`reranker_value` reads them)."""
+    """The ``rerankers`` tables of a pipeline system, each checked against its type's declared parameters, with
+    every default filled in (an error names the ``rerankers`` line)."""
     specs = system.get("rerankers") or []
     if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
         raise source.error("rerankers", "'rerankers' must be a list of inline tables "
                                         "{type = \"ltr\" | \"reader\" | \"union\", ...}")
+
+    def error(key: str | None, reason: str) -> ConfigError:
+        return source.error("rerankers", reason)
+
+    resolved = []
     for spec in specs:
-        kind = spec.get("type")
-        if kind not in RERANKER_KEYS:
-            raise source.error("rerankers", f"unknown reranker type {kind!r}; known: {sorted(RERANKER_KEYS)}")
-        unknown = sorted(set(spec) - RERANKER_KEYS[kind])
-        if unknown:
-            raise source.error("rerankers", f"unknown key {unknown[0]!r} for a {kind} reranker; allowed: "
-                                            f"{sorted(RERANKER_KEYS[kind])}")
-        required = [p.name for p in RERANKER_PARAMS[kind].values() if p.required and p.name not in spec]
-        if required:
-            what = "(an artifact path)" if required[0] == "model" else "(a list of recipes)"
-            raise source.error("rerankers", f"a {kind} reranker needs '{required[0]}' {what}")
-        for key, value in spec.items():
-            problem = RERANKER_PARAMS[kind][key].problem(value) if key != "type" else None
-            if problem:
-                raise source.error("rerankers", f"a {kind}'s {problem}")
-    return specs
-
-
-def reranker_value(spec: dict, key: str):
-    """A reranker table's value of ``key``, or the parameter's default."""
-    param = RERANKER_PARAMS[spec["type"]][key]
-    return param.coerce(spec[key]) if key in spec else param.default
+        kind = RERANKERS.lookup(spec.get("type"), error).name
+        resolved.append(RERANKERS.resolve(kind, spec, error, what=f"a {kind} reranker", prefix=f"a {kind}'s "))
+    return resolved
 
 
 def build_reranker(spec: dict, context: Context, source: RecipeSource) -> Stage:
-    if spec["type"] == "union":  # a feature union: scores for LTR, the run's order untouched
-        members = [build_named(name, context, source, "rerankers") for name in spec["recipes"]]
-        try:
-            return FeatureUnion(*members, depth=reranker_value(spec, "depth"))
-        except TypeError as exc:
-            raise source.error("rerankers", f"a union reranker: {exc}") from None
-    if spec["type"] == "ltr":
-        path = artifact_path(spec["model"], "rerankers", "ltr", context, source)
-        model = TrainedModel.load(path)
-        if "featureset" in spec:
-            model.check_featureset(load_featureset(featureset_path(spec["featureset"], source)))
-        return LtrReranker(model, context.index, depth=reranker_value(spec, "depth"))
+    """The stage of one resolved reranker table (from :func:`reranker_specs`)."""
+    return RERANKERS[spec["type"]].target(spec, context, source)
+
+
+@RERANKERS.register("union", [
+    Param("recipes", list, None, "the retrievers whose scores of each hit become the union_score_<i> / "
+                                 "union_found_<i> LTR features, in order: recipe names or inline tables",
+          what="a list of recipe names or inline tables", required=True),
+    Param("depth", int, None, "hits each retriever fetches (default: the incoming run's length)", minimum=1)])
+def _union(spec: dict, context: Context, source: RecipeSource) -> Stage:
+    """A feature union: the retrievers' scores of each hit become LTR features (the run's order untouched)."""
+    members = [build_named(name, context, source, "rerankers") for name in spec["recipes"]]
+    try:
+        return FeatureUnion(*members, depth=spec["depth"])
+    except TypeError as exc:
+        raise source.error("rerankers", f"a union reranker: {exc}") from None
+
+
+@RERANKERS.register("ltr", [
+    _MODEL,
+    Param("featureset", str, None, "the feature set the model must have been trained with (name or path)"),
+    Param("learner", str, None, "training: lambdamart, logistic, ... (see hybrid.recipe_train)"),
+    Param("params", dict, None, "training: the learner's hyper-parameters"),
+    Param("depth", int, 100, "head of the input run it reorders", minimum=1),
+    Param("train_queries", int, None, "training: queries sampled from the training topics", minimum=1)])
+def _ltr(spec: dict, context: Context, source: RecipeSource) -> Stage:
+    """A learning-to-rank model over a feature set (trained with python -m hybrid.recipe_train)."""
+    path = artifact_path(spec["model"], "rerankers", "ltr", context, source)
+    model = TrainedModel.load(path)
+    if spec["featureset"] is not None:
+        model.check_featureset(load_featureset(featureset_path(spec["featureset"], source)))
+    return LtrReranker(model, context.index, depth=spec["depth"])
+
+
+@RERANKERS.register("reader", [
+    _MODEL,
+    Param("depth", int, 50, "head of the input run it reorders", minimum=1),
+    Param("span_source", str, "predicted", "which span a candidate is scored by"),
+    Param("batch_size", int, 64, "pairs scored at once", minimum=1),
+    Param("interpolate", (int, float, dict), None, "interpolate with the input run's scores: a weight, or a "
+                                                   "table by kind {event = W, entity = W}",
+          what="a number or a table {event = W, entity = W}")])
+def _reader(spec: dict, context: Context, source: RecipeSource) -> Stage:
+    """The coreference reader (a cross-encoder with span heads) rescoring the head of the run."""
     # deferred: the reader loads torch and ir_measures, which a recipe without a reader does not need
     from ltr.reader.interpolate import KindWeights
     from ltr.reader.stage import ReaderReranker
 
     path = artifact_path(spec["model"], "rerankers", "reader", context, source)
     weight = None
-    if "interpolate" in spec:  # a number, or a table by kind: {event = 0.35, entity = 0.65[, default = W]}
+    if spec["interpolate"] is not None:  # a number, or a table by kind: {event = 0.35, entity = 0.65[, default = W]}
         value = spec["interpolate"]
         if isinstance(value, bool):
             raise source.error("rerankers", f"a reader's 'interpolate' must be a number or a table "
                                             f"{{event = W, entity = W}}, got {value!r}")
         with _config_errors(source, "rerankers", "a reader's 'interpolate': "):
             weight = KindWeights.of(value)
-    return ReaderReranker(str(path), context.index, depth=reranker_value(spec, "depth"),
-                          batch_size=reranker_value(spec, "batch_size"),
-                          span_source=reranker_value(spec, "span_source"), interpolate=weight)
+    return ReaderReranker(str(path), context.index, depth=spec["depth"], batch_size=spec["batch_size"],
+                          span_source=spec["span_source"], interpolate=weight)
 
 
 @register("safety-net", [Param("base", (str, dict), None, "the mention-level system it wraps: a recipe name or an "
@@ -486,7 +485,7 @@ def _pipeline(system: dict, context: Context, source: RecipeSource) -> Stage:
     """A system followed by rerankers (LTR, the coreference reader)."""
     specs = reranker_specs(system, source)
     for spec in specs:  # a missing model fails before the first stage is built
-        if "model" in spec:
+        if spec.get("model") is not None:
             artifact_path(spec["model"], "rerankers", spec["type"], context, source)
     stage = build_named(system["first"], context, source, "first")
     for spec in specs:

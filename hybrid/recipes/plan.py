@@ -392,7 +392,7 @@ def _dense_step(index: Path, models: Path, need: Need, passages: int, kind: str,
 def _train_queries(recipe: Recipe) -> int | None:
     system = recipe.system
     specs = reranker_specs(system, recipe.source) if system.get("type") == "pipeline" else []
-    counts = [s.get("train_queries") for s in specs if s["type"] == "ltr" and s.get("train_queries")]
+    counts = [s["train_queries"] for s in specs if s["type"] == "ltr" and s["train_queries"]]
     return int(counts[0]) if counts else None
 
 

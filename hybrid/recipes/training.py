@@ -47,15 +47,15 @@ def train_recipe(recipe, context, topics: list, qrels, seed: int = 0, max_querie
             stage = stage >> build_reranker(spec, context, source)
             continue
         for key in ("featureset", "learner"):
-            if key not in spec:
+            if spec[key] is None:
                 raise source.error("rerankers", f"an ltr reranker to train needs '{key}'")
         path = artifact_path(spec["model"], "rerankers", "ltr", context, source, must_exist=False)
         if path.exists() and not overwrite:
             raise ConfigError(path, None, "model exists; pass --overwrite to replace it")
         featureset = load_featureset(featureset_path(spec["featureset"], source))
-        limit = max_queries if max_queries is not None else spec.get("train_queries")
+        limit = max_queries if max_queries is not None else spec["train_queries"]
         chosen = sample_topics(topics, limit, seed)
-        depth = int(spec.get("depth", 100))
+        depth = spec["depth"]
         started = time.perf_counter()
         run = stage(chosen)
         first_s = time.perf_counter() - started
@@ -68,7 +68,7 @@ def train_recipe(recipe, context, topics: list, qrels, seed: int = 0, max_querie
                   "topics": len(chosen), "seed": seed, "depth": depth, "pairs": len(matrix),
                   "positives": int((matrix.labels > 0).sum()), "first_stage_s": round(first_s, 1),
                   "features_s": round(features_s, 1), "argv": sys.argv[1:]}
-        model = train_model(spec["learner"], spec.get("params") or {}, featureset, matrix, seed, config)
+        model = train_model(spec["learner"], spec["params"] or {}, featureset, matrix, seed, config)
         model.versions = ltr_versions()
         model.save(path, overwrite=overwrite)
         log.info("%s: trained %s on %d pairs -> %s", recipe.name, spec["learner"], len(matrix), path)

@@ -7,7 +7,7 @@ import pytest
 
 from hybrid.core.errors import ConfigError
 from hybrid.recipes import BUILDERS, Context, bundled_recipes, load_recipe
-from hybrid.recipes.builders import ARTIFACTS_ENV, FEATURESET_DIR, RERANKER_KEYS, featureset_path, reranker_specs
+from hybrid.recipes.builders import ARTIFACTS_ENV, FEATURESET_DIR, RERANKERS, featureset_path, reranker_specs
 
 TINY_FEATURES = """name = "tiny"
 [groups.string]
@@ -41,7 +41,7 @@ def test_every_bundled_recipe_parses_with_known_keys():
         assert set(recipe.system) <= BUILDERS[kind].keys, name
         if kind == "pipeline":
             for spec in reranker_specs(recipe.system, recipe.source):
-                assert set(spec) <= RERANKER_KEYS[spec["type"]]
+                assert set(spec) == RERANKERS.keys_of(spec["type"])
         if not recipe.ci:  # the expensive ones say what they need
             assert recipe.cost.startswith("needs"), name
 

@@ -19,6 +19,7 @@ RECORD = Path(__file__).resolve().parent / "recipe_params.json"
 
 def resolved_system(system: dict[str, Any], source) -> dict[str, Any]:
     """The ``[system]`` table with every parameter's value (defaults filled), components resolved in place."""
+    from hybrid.recipes.builders import reranker_specs
     from hybrid.recipes.registry import BUILDERS, resolve_params
 
     values = resolve_params(system, BUILDERS[system["type"]], source)
@@ -26,7 +27,7 @@ def resolved_system(system: dict[str, Any], source) -> dict[str, Any]:
         if key in values and values[key] is not None:
             values[key] = resolved_component(values[key], source)
     if system["type"] == "pipeline":
-        values["rerankers"] = [resolved_reranker(spec, source) for spec in values["rerankers"]]
+        values["rerankers"] = [resolved_reranker(spec, source) for spec in reranker_specs(system, source)]
     return values
 
 
@@ -43,10 +44,10 @@ def resolved_component(value: Any, source) -> Any:
 
 
 def resolved_reranker(spec: dict[str, Any], source) -> dict[str, Any]:
-    from hybrid.recipes.builders import RERANKER_PARAMS, reranker_value
+    """A reranker table as :func:`reranker_specs` resolves it (every default filled), its learner's defaults too."""
     from ltr.learners import make_learner
 
-    values = {"type": spec["type"], **{key: reranker_value(spec, key) for key in RERANKER_PARAMS[spec["type"]]}}
+    values = dict(spec)
     if spec["type"] == "union":
         values["recipes"] = resolved_component(values["recipes"], source)
     if values.get("learner") is not None:
@@ -56,13 +57,10 @@ def resolved_reranker(spec: dict[str, Any], source) -> dict[str, Any]:
 
 def resolved_recipes() -> dict[str, Any]:
     from hybrid.recipes import bundled_recipes, load_recipe
-    from hybrid.recipes.builders import reranker_specs
 
     out = {}
     for name in bundled_recipes():
         recipe = load_recipe(name)
-        if recipe.system.get("type") == "pipeline":
-            reranker_specs(recipe.system, recipe.source)  # validated as building it would
         out[name] = resolved_system(recipe.system, recipe.source)
     return json.loads(json.dumps(out))  # tuples as lists, as the record holds them
 
