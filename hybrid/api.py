@@ -33,9 +33,9 @@ from hybrid.core.formats.runs import attach_spans, read_run, sorted_hits, write_
 from hybrid.core.formats.topics import is_marked, read_topics, topics_from_records
 from hybrid.core.provenance import produced_by
 from hybrid.core.records import Hit, Topic
+from hybrid.core.stage import Stage
 from hybrid.evaluation import judged as incomplete
 from hybrid.recipes import Context, RecipeSource, build_system, bundled_recipes, load_recipe
-from hybrid.retrieval.base import Stage
 from hybrid.sample import SAMPLE, index_location, sample_path
 from indexes.sharded_index import open_index as open_any
 
@@ -223,7 +223,7 @@ def qrels(source: str | Path | Mapping = SAMPLE) -> dict[str, dict[str, int]]:
 class System:
     """A retrieval system over one index: ``search(topics) -> Run``.
 
-    ``stage`` is the engine's stage (:class:`hybrid.retrieval.base.Stage`) the recipe built; ``recipe`` the
+    ``stage`` is the engine's stage (:class:`hybrid.core.stage.Stage`) the recipe built; ``recipe`` the
     recipe (None for a stage given by hand).
     """
 
@@ -257,7 +257,7 @@ class System:
 
 def system(recipe, index=None, hits: int = 100, threads: int = 1, artifacts: str | Path | None = None) -> System:
     """A system by bundled recipe name (``"multifield-net"``, see ``hybrid/configs/recipes``), recipe TOML path,
-    recipe ``[system]`` dict, or a stage (:class:`~hybrid.retrieval.base.Stage`) built by hand. ``index``:
+    recipe ``[system]`` dict, or a stage (:class:`~hybrid.core.stage.Stage`) built by hand. ``index``:
     an opened index, a path, or ``"sample"`` (default)."""
     if index is None or isinstance(index, str | Path):
         index = open_index(index if index is not None else SAMPLE)

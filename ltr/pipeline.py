@@ -1,6 +1,6 @@
 """From topics + a first-stage run to feature matrices and reranked runs.
 
-:class:`LtrReranker` is a :class:`~hybrid.retrieval.base.Reranker` stage, so a trained model
+:class:`LtrReranker` is a :class:`~hybrid.core.stage.Reranker` stage, so a trained model
 composes with any first stage: ``MultiFieldBM25(index) >> LtrReranker(model, index)``. Hits below
 the rerank depth keep their first-stage order, after the reranked ones.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from features.pairs.registry import lookup
 from hybrid.core.records import Run, Topic
-from hybrid.retrieval.base import Reranker
+from hybrid.core.stage import Reranker
 from indexes.sparse_index import SparseIndex
 from ltr.batch import build_batch
 from ltr.matrix import FeatureMatrix, extract

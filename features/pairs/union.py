@@ -1,6 +1,6 @@
 """Scores of a feature union (group ``union``): other retrievers' opinion of each candidate as LTR features.
 
-A pipeline ``first >> (a ** b) >> ltr`` (:class:`hybrid.retrieval.base.FeatureUnion`) leaves ``first``'s
+A pipeline ``first >> (a ** b) >> ltr`` (:class:`hybrid.core.stage.FeatureUnion`) leaves ``first``'s
 candidates in place and attaches, per hit, the score each union member gives the passage (``Hit.extra["union"]``,
 None where the member did not retrieve it). The features are positional, as in PyTerrier: ``union_score_1``
 is the first member's score (0 where it did not retrieve the passage) and ``union_found_1`` says whether it

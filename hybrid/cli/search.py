@@ -48,10 +48,10 @@ from hybrid.core.formats.topics import read_topics
 from hybrid.core.outputs import Input, Output, Writes, inputs_of, run_output
 from hybrid.core.params import Param
 from hybrid.core.provenance import inputs, produced_by, search_options, used_artifacts
+from hybrid.core.stage import Retriever, Stage
 from hybrid.recipes import BUILDERS, Context, build_system, load_recipe
 from hybrid.recipes.plan import missing_error, search_plan
 from hybrid.recipes.registry import CommandLineSource
-from hybrid.retrieval.base import Retriever, Stage
 from hybrid.sample import SAMPLE, index_location, sample_paths
 from indexes.sharded_index import ShardedIndex, open_index
 

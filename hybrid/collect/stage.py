@@ -1,6 +1,6 @@
 """The event-collection stage: event topics in, a run of *documents* out (plus per-event evidence).
 
-:class:`EventCollector` is a :class:`~hybrid.retrieval.base.Retriever` so recipes and
+:class:`EventCollector` is a :class:`~hybrid.core.stage.Retriever` so recipes and
 ``hybrid.experiment`` run it like any stage; its topics carry an :class:`~hybrid.collect.events.EventQuery`
 (:meth:`EventQuery.to_topic`), its hits are document ids. One ranker scores the documents, or a
 ``combiner`` (the LambdaMART model of :mod:`ltr.collect`, injected so this layer never imports ``ltr``)
@@ -22,7 +22,7 @@ from hybrid.collect.rankers import EMBEDDING_RANKERS, RANKERS, EventScores, matc
 from hybrid.collect.related import rank_entities
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
-from hybrid.retrieval.base import Retriever
+from hybrid.core.stage import Retriever
 
 Combiner = Callable[[np.ndarray], np.ndarray]  # feature matrix -> scores
 

@@ -82,6 +82,6 @@ class Hit:
 #: A ranked result set: qid -> hits sorted best first.
 Run = dict[str, list[Hit]]
 
-#: The ``Hit.extra`` key under which a feature union (``a ** b``, hybrid.retrieval.base.FeatureUnion) leaves its
+#: The ``Hit.extra`` key under which a feature union (``a ** b``, hybrid.core.stage.FeatureUnion) leaves its
 #: members' scores, and from which the ``union`` LTR feature group (features.pairs.union) reads them.
 UNION_KEY = "union"

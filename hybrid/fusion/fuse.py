@@ -1,7 +1,7 @@
 """The ``Fuse`` stage: run several retrievers on the same topics and fuse their runs.
 
 ``Fuse([MultiFieldBM25(idx), DenseRetriever(dense_dir)], method="combsum", weights=[0.4, 0.6])`` is a
-:class:`~hybrid.retrieval.base.Retriever` like any other, so it composes with rerankers
+:class:`~hybrid.core.stage.Retriever` like any other, so it composes with rerankers
 (``Fuse(...) >> reranker``). Each component fetches ``depth`` hits (default ``k``; a deeper pool
 lets a passage that one side ranks 120th still be lifted by the other) and the fused list is cut to
 ``k``. The component runs of the last search stay in ``component_runs``, and ``on_component(name, run)``
@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import RRF_K
 from hybrid.core.records import KINDS, Run, Topic
+from hybrid.core.stage import Retriever
 from hybrid.fusion.registry import METHODS, fusion_method
-from hybrid.retrieval.base import Retriever
 
 __all__ = ["METHODS", "Fuse", "fuse_runs", "parse_fusion_weights", "parse_weights", "split_per_kind"]
 

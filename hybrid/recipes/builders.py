@@ -48,9 +48,9 @@ from hybrid.core.params import (
     Param,
 )
 from hybrid.core.registry import Component, Registry
+from hybrid.core.stage import FeatureUnion, Retriever, Stage
 from hybrid.fusion.fuse import Fuse, parse_fusion_weights
 from hybrid.recipes.registry import Context, RecipeSource, build_system, load_recipe, register
-from hybrid.retrieval.base import FeatureUnion, Retriever, Stage
 from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
 from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, SafetyNet
 from hybrid.retrieval.doc_context import PASSAGE_WEIGHT as SAFETY_PASSAGE_WEIGHT

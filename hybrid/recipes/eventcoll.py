@@ -15,9 +15,9 @@ from hybrid.collect.kb import read_kb
 from hybrid.collect.rankers import RANKERS
 from hybrid.collect.stage import EventCollector, collection_of
 from hybrid.core.params import Param
+from hybrid.core.stage import Stage
 from hybrid.recipes.builders import artifact_path
 from hybrid.recipes.registry import Context, RecipeSource, register
-from hybrid.retrieval.base import Stage
 from ltr.collect import EventModel
 
 #: What both event-collection system types take.

@@ -34,7 +34,7 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.formats.config import read_config_text, toml_loads
 from hybrid.core.params import Param
 from hybrid.core.registry import Component, Registry
-from hybrid.retrieval.base import Stage
+from hybrid.core.stage import Stage
 
 RECIPE_DIR = Path(__file__).resolve().parent.parent / "configs" / "recipes"
 TOP_KEYS = {"name", "description", "paper", "system", "cost", "ci", "artifacts", "recommended"}

@@ -26,7 +26,7 @@ from hybrid.core.java import MentionSearch
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
-from hybrid.retrieval.base import Retriever
+from hybrid.core.stage import Retriever
 from hybrid.retrieval.query_plan import QueryPlan
 from hybrid.retrieval.sparse import QUERY_FORMULATIONS, QUERY_SOURCES, formulate, query_source_text
 from indexes.lucene import MENTIONS

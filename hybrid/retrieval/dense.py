@@ -37,7 +37,7 @@ from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.params import DENSE_COMBINE, DENSE_COMBINES, DENSE_PASSAGE_WEIGHT
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
-from hybrid.retrieval.base import Retriever
+from hybrid.core.stage import Retriever
 from indexes.faiss_index import DenseIndex, best_mention_of_passages, best_mention_per_passage
 
 #: Weight of the passage-vector score against the best mention score, and how the two combine: ``sum``

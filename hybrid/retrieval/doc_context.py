@@ -30,7 +30,7 @@ import numpy as np
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Hit, Run, Topic
-from hybrid.retrieval.base import Retriever
+from hybrid.core.stage import Retriever
 from hybrid.retrieval.sparse import PassageBM25
 from indexes.lucene import PASSAGES
 from indexes.lucene_access import stored_raw_json

@@ -24,7 +24,7 @@ from hybrid.core.java import MentionSearch, available
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
-from hybrid.retrieval.base import Retriever
+from hybrid.core.stage import Retriever
 from hybrid.retrieval.query_plan import QueryPlan
 from indexes.lucene import MENTIONS, parse_mention_doc_id
 from indexes.lucene_access import LuceneQueries, exact_bm25_searcher

@@ -15,7 +15,7 @@ from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.errors import ConfigError
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import KIND_CODES, Hit, Run, Topic
-from hybrid.retrieval.base import Retriever
+from hybrid.core.stage import Retriever
 from hybrid.retrieval.query_plan import QueryPlan
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from indexes.sharded_index import ShardedIndex, merge_top

@@ -24,7 +24,7 @@ from hybrid.core.formats.lines import iter_lines, optional, parse_json_object, r
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Topic
-from hybrid.retrieval.base import Retriever
+from hybrid.core.stage import Retriever
 
 
 @dataclass

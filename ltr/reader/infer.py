@@ -25,7 +25,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.runs import SCORE_DECIMALS, sorted_hits
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
-from hybrid.retrieval.base import tail_below
+from hybrid.core.stage import tail_below
 from ltr.reader.context import LeadContext
 from ltr.reader.decoding import masked_log_softmax
 from ltr.reader.encoding import collate, encode_pairs, token_span

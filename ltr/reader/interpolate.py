@@ -31,11 +31,11 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import Qrels
 from hybrid.core.formats.runs import sorted_hits
 from hybrid.core.records import KINDS, Hit, Run
+from hybrid.core.stage import tail_below
 from hybrid.evaluation.judged import judged_only, with_judged
 from hybrid.evaluation.measures import per_query
 from hybrid.fusion.fuse import split_per_kind
 from hybrid.fusion.normalize import normaliser
-from hybrid.retrieval.base import tail_below
 
 GRID = tuple(step / 20 for step in range(21))  # 0, 0.05, ..., 1
 

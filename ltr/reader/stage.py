@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from hybrid.core.records import Run, Topic
-from hybrid.retrieval.base import Reranker
+from hybrid.core.stage import Reranker
 from ltr.reader.context import LeadContext
 from ltr.reader.infer import rerank_run
 from ltr.reader.interpolate import KindWeights, interpolate

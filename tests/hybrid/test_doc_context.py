@@ -7,7 +7,7 @@ import json
 import pytest
 
 from hybrid.core.records import Hit, Topic
-from hybrid.retrieval.base import Retriever
+from hybrid.core.stage import Retriever
 from hybrid.retrieval.doc_context import DocumentVectors, SafetyNet, stored_passages
 
 # Passage "c:1" is annotated with no mentions at all ("mentions": [] kept as annotated), so no mention-level

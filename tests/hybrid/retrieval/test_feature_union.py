@@ -6,7 +6,7 @@ import pytest
 
 from features.pairs.union import GROUP
 from hybrid.core.records import Hit, Run, Topic
-from hybrid.retrieval.base import FeatureUnion, Reranker, Retriever
+from hybrid.core.stage import FeatureUnion, Reranker, Retriever
 
 
 class Fixed(Retriever):

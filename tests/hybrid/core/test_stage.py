@@ -4,7 +4,7 @@ with spans and extras."""
 from __future__ import annotations
 
 from hybrid.core.records import Hit
-from hybrid.retrieval.base import Reranker, tail_below
+from hybrid.core.stage import Reranker, tail_below
 
 
 def test_tail_goes_below_the_head_in_order_with_spans_and_extras():
