@@ -48,7 +48,7 @@ def main() -> None:
     args = p.parse_args()
 
     from hybrid.core.formats.qrels import read_qrels
-    from hybrid.evaluation.measures import evaluate
+    from hybrid.core.measures import evaluate
     from hybrid.retrieval.bm25f import BM25F
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
     from indexes.sparse_index import open_for_timing

@@ -65,7 +65,7 @@ def main() -> None:
     from hybrid.core.formats.qrels import read_qrels
     from hybrid.core.formats.runs import write_run
     from hybrid.core.formats.topics import read_topics
-    from hybrid.evaluation.measures import evaluate
+    from hybrid.core.measures import evaluate
     from hybrid.fusion import fuse_runs, tune_weights
     from hybrid.retrieval.dense import DenseRetriever
     from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25

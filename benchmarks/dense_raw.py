@@ -52,8 +52,8 @@ def main() -> None:
     from hybrid.core.formats.qrels import read_qrels
     from hybrid.core.formats.runs import write_run
     from hybrid.core.formats.topics import read_topics
+    from hybrid.core.measures import evaluate
     from hybrid.core.records import KIND_CODES, Hit
-    from hybrid.evaluation.measures import evaluate
     from hybrid.retrieval.dense import DenseRetriever
     from indexes.faiss_index import best_mention_of_passages
     from indexes.sparse_index import SparseIndex

@@ -48,10 +48,10 @@ from hybrid.core.formats.corpus import read_corpus  # noqa: E402
 from hybrid.core.formats.qrels import read_qrels  # noqa: E402
 from hybrid.core.formats.runs import write_run  # noqa: E402
 from hybrid.core.formats.topics import read_topics  # noqa: E402
+from hybrid.core.judged import judged_only as condensed_run  # noqa: E402
+from hybrid.core.judged import with_judged  # noqa: E402
+from hybrid.core.measures import aggregate, per_query  # noqa: E402
 from hybrid.core.records import KINDS, Run, Topic  # noqa: E402
-from hybrid.evaluation.judged import judged_only as condensed_run  # noqa: E402
-from hybrid.evaluation.judged import with_judged  # noqa: E402
-from hybrid.evaluation.measures import aggregate, per_query  # noqa: E402
 from hybrid.evaluation.significance import paired_test  # noqa: E402
 from hybrid.recipes import Context, load_recipe  # noqa: E402
 from hybrid.recipes.builders import build_named, build_reranker, featureset_path, reranker_specs  # noqa: E402

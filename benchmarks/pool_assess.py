@@ -35,10 +35,10 @@ from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, sha256_file
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.judged import read_judged
 from hybrid.core.outputs import Input, Output, Writes, run_input
 from hybrid.core.records import KINDS
 from hybrid.evaluation.comparison import compare, compare_condensed, format_markdown
-from hybrid.evaluation.judged import read_judged
 from hybrid.evaluation.pooling import (
     ANSWERS,
     CONTROL,

@@ -40,9 +40,9 @@ from scipy import stats  # noqa: E402
 from hybrid.core.formats.qrels import read_qrels  # noqa: E402
 from hybrid.core.formats.runs import SCORE_DECIMALS, read_run, write_run  # noqa: E402
 from hybrid.core.formats.topics import read_topics  # noqa: E402
+from hybrid.core.judged import judged_only, read_judged, with_judged  # noqa: E402
+from hybrid.core.measures import evaluate, per_query  # noqa: E402
 from hybrid.core.records import KINDS, Hit, Run  # noqa: E402
-from hybrid.evaluation.judged import judged_only, read_judged, with_judged  # noqa: E402
-from hybrid.evaluation.measures import evaluate, per_query  # noqa: E402
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25  # noqa: E402
 from indexes.sparse_index import SparseIndex  # noqa: E402
 from ltr.reader.context import LeadContext  # noqa: E402

@@ -17,7 +17,7 @@ import platform
 import time
 
 from hybrid.core.formats import read_qrels, read_topics
-from hybrid.evaluation.measures import evaluate
+from hybrid.core.measures import evaluate
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from indexes.sparse_index import SparseIndex
 

@@ -10,7 +10,7 @@ import json
 import random
 
 from hybrid.core.formats import read_qrels, read_topics
-from hybrid.evaluation.measures import evaluate
+from hybrid.core.measures import evaluate
 from hybrid.retrieval.sparse import Clause, MultiFieldBM25, parse_clauses
 from indexes.sparse_index import SparseIndex
 

@@ -28,8 +28,8 @@ from hybrid.core.formats.corpus import read_corpus  # noqa: E402
 from hybrid.core.formats.qrels import read_qrels  # noqa: E402
 from hybrid.core.formats.runs import read_run  # noqa: E402
 from hybrid.core.formats.topics import read_topics  # noqa: E402
+from hybrid.core.judged import read_judged  # noqa: E402
 from hybrid.core.records import KINDS  # noqa: E402
-from hybrid.evaluation.judged import read_judged  # noqa: E402
 
 COLUMNS = ("kind", "qid", "docid", "coreferent", "query", "hit")
 

@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from hybrid.core import judged as incomplete
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import check_qrels, read_qrels
 from hybrid.core.formats.runs import attach_spans, read_run, sorted_hits, write_run_set
@@ -34,7 +35,6 @@ from hybrid.core.formats.topics import is_marked, read_topics, topics_from_recor
 from hybrid.core.provenance import produced_by
 from hybrid.core.records import Hit, Topic
 from hybrid.core.stage import Stage
-from hybrid.evaluation import judged as incomplete
 from hybrid.recipes import Context, RecipeSource, build_system, bundled_recipes, load_recipe
 from hybrid.sample import SAMPLE, index_location, sample_path
 from indexes.sharded_index import open_index as open_any
@@ -289,11 +289,11 @@ def evaluate(run: Mapping[str, list[Hit]] | str | Path, qrels_source: str | Path
 
     ``judged``: passages judged for every query (a file of ids, ``"sample"``, or the ids), counted as judged
     non-relevant where a query's qrels do not list them; ``judged_only`` scores condensed lists, with each
-    query's unjudged passages removed (``trec_eval -J``; see :mod:`hybrid.evaluation.judged`)."""
+    query's unjudged passages removed (``trec_eval -J``; see :mod:`hybrid.core.judged`)."""
     # deferred: ir_measures, which hybrid.search --help and a search without --qrels do not need
-    from hybrid.evaluation.measures import evaluate as evaluate_run
-    from hybrid.evaluation.measures import parse_measures
-    from hybrid.evaluation.measures import per_query as per_query_scores
+    from hybrid.core.measures import evaluate as evaluate_run
+    from hybrid.core.measures import parse_measures
+    from hybrid.core.measures import per_query as per_query_scores
 
     if isinstance(run, str | Path):
         run = Run.read(run)

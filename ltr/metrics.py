@@ -1,6 +1,6 @@
 """Evaluation helpers for LTR experiments: runs from scores, per-query metrics, means by query kind.
 
-Official numbers go through :mod:`hybrid.evaluation.measures` (ir_measures / trec_eval). :func:`fast_ap` is a
+Official numbers go through :mod:`hybrid.core.measures` (ir_measures / trec_eval). :func:`fast_ap` is a
 numpy AP@k over a feature matrix used inside loops (permutation importance), where calling
 trec_eval per permutation would dominate the time; it counts relevant passages missing from the
 candidate list, exactly like trec_eval's AP.
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from hybrid.core.formats.qrels import Qrels
+from hybrid.core.measures import aggregate, per_query
 from hybrid.core.records import Run
-from hybrid.evaluation.measures import aggregate, per_query
 
 REPORT_MEASURES = ("AP@100", "RR@10", "R@100", "nDCG@10")
 

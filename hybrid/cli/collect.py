@@ -154,7 +154,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
+    from hybrid.core.measures import evaluate  # deferred: importing it loads ir_measures
 
     if not args.events:
         raise ConfigError(None, None, "train needs --events (the training event queries)")

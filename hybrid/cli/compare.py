@@ -32,6 +32,8 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.consistency import compare_query_ids
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run
+from hybrid.core.judged import read_judged
+from hybrid.core.measures import parse_measures
 from hybrid.core.outputs import Input, Output, Writes, run_input
 from hybrid.core.provenance import produced_by
 from hybrid.evaluation.comparison import (
@@ -43,8 +45,6 @@ from hybrid.evaluation.comparison import (
     write_per_query,
 )
 from hybrid.evaluation.groups import kinds_from_topics, no_kinds_reason
-from hybrid.evaluation.judged import read_judged
-from hybrid.evaluation.measures import parse_measures
 
 
 def parser() -> argparse.ArgumentParser:

@@ -32,9 +32,9 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.consistency import compare_query_ids, topic_query_ids
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run
+from hybrid.core.judged import judged_only, read_judged, unjudged_count, with_judged
+from hybrid.core.measures import DEFAULT_MEASURES, evaluate, parse_measures, per_query
 from hybrid.evaluation.groups import kinds_from_topics, no_kinds_reason
-from hybrid.evaluation.judged import judged_only, read_judged, unjudged_count, with_judged
-from hybrid.evaluation.measures import DEFAULT_MEASURES, evaluate, parse_measures, per_query
 from hybrid.evaluation.trec_format import is_trec_name, trec_eval_lines
 
 

@@ -35,6 +35,8 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.judged import read_judged
+from hybrid.core.measures import parse_measures
 from hybrid.core.outputs import Input, Output, Writes, run_output
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import inputs, produced_by, used_artifacts
@@ -47,8 +49,6 @@ from hybrid.evaluation.comparison import (
     format_markdown,
     write_per_query,
 )
-from hybrid.evaluation.judged import read_judged
-from hybrid.evaluation.measures import parse_measures
 from hybrid.recipes import Context, load_recipe, topics_kind
 from hybrid.recipes.plan import missing_error, search_plan
 from hybrid.sample import sample_paths

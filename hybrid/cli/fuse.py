@@ -50,7 +50,7 @@ NO_SPANS = "-"
 
 
 def parser() -> argparse.ArgumentParser:
-    from hybrid.fusion.normalize import NORMALISATIONS  # deferred: importing it loads ir_measures
+    from hybrid.core.normalize import NORMALISATIONS  # deferred: importing it loads ir_measures
     from hybrid.fusion.registry import FUSIONS, METHODS  # deferred: importing it loads ir_measures
     from hybrid.fusion.rrf import RRF_K  # deferred: importing it loads ir_measures
 
@@ -174,7 +174,7 @@ def check_spans_belong(run: Run, run_path: str, spans_path: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from hybrid.evaluation.measures import parse_measures  # deferred: importing it loads ir_measures
+    from hybrid.core.measures import parse_measures  # deferred: importing it loads ir_measures
 
     spans = check_arguments(args)
     weights = parse_weights(args.weights, len(args.runs))
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"run": args.output, "spans": args.output_spans, **options}), file=sys.stderr)
         if qrels is not None:
             from hybrid.cli.eval import format_table  # deferred: importing it loads ir_measures
-            from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
+            from hybrid.core.measures import evaluate  # deferred: importing it loads ir_measures
 
             shown = tuple(dict.fromkeys(("RR@10", "AP@100", "R@100", "nDCG@10", measure[0])))
             print(format_table(evaluate(qrels, fused, shown), shown))

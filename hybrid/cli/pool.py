@@ -39,9 +39,9 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, sha256_file
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.judged import read_judged
 from hybrid.core.outputs import Input, Output, Writes, inputs_of, run_input
 from hybrid.core.provenance import produced_by
-from hybrid.evaluation.judged import read_judged
 from hybrid.evaluation.pooling import (
     ANSWER_COLUMNS,
     CONTROL,

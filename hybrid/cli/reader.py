@@ -35,9 +35,9 @@ from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, write_run_set
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.judged import read_judged
 from hybrid.core.outputs import Output, Writes, inputs_of, run_output
 from hybrid.core.provenance import produced_by
-from hybrid.evaluation.judged import read_judged
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
@@ -222,7 +222,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     print(json.dumps(meta), file=sys.stderr)
     if args.qrels:
         from hybrid.cli.eval import format_table  # deferred: importing it loads ir_measures
-        from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
+        from hybrid.core.measures import evaluate  # deferred: importing it loads ir_measures
 
         qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in run}
         groups = {t.qid: t.kind for t in topics if t.kind}

@@ -32,10 +32,10 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.formats import read_qrels, read_run, read_topics
 from hybrid.core.formats.runs import read_run_meta
 from hybrid.core.formats.runs import read_spans as read_span_rows
+from hybrid.core.judged import read_judged, with_judged
+from hybrid.core.measures import per_query
 from hybrid.core.outputs import Input, Kind, Output, Writes, run_input
 from hybrid.core.records import Run, Topic
-from hybrid.evaluation.judged import read_judged, with_judged
-from hybrid.evaluation.measures import per_query
 
 CSS = """
 body{font-family:DejaVu Sans,Arial,sans-serif;margin:2em;color:#222;max-width:1100px}

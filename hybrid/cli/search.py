@@ -111,8 +111,8 @@ OPTION_OF = {(kind, param.name): option.flag for option in SYSTEM_OPTIONS for ki
 
 
 def parser() -> argparse.ArgumentParser:
+    from hybrid.core.normalize import NORMALISATIONS  # deferred: importing it loads ir_measures
     from hybrid.fusion.fuse import METHODS as FUSION_METHODS  # deferred: importing it loads ir_measures
-    from hybrid.fusion.normalize import NORMALISATIONS  # deferred: importing it loads ir_measures
 
     choices = {"--fusion": FUSION_METHODS, "--norm": tuple(NORMALISATIONS)}
     p = make_parser("python -m hybrid.search", __doc__, epilog=True)
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         args.model = args.recipe if not Path(args.recipe).suffix else Path(args.recipe).stem
     if args.depth is not None and args.depth < args.hits:
         raise InputError(None, None, "--depth must be >= --hits")
-    from hybrid.evaluation.measures import evaluate  # deferred: importing it loads ir_measures
+    from hybrid.core.measures import evaluate  # deferred: importing it loads ir_measures
 
     topics_path, qrels_path = args.topics, args.qrels
     if args.topics == "sample":

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from hybrid.core.atomic import atomic_write
+from hybrid.core.judged import judged_only, with_judged
+from hybrid.core.measures import per_query
 from hybrid.core.records import Run
-from hybrid.evaluation.judged import judged_only, with_judged
-from hybrid.evaluation.measures import per_query
 from hybrid.evaluation.significance import PERMUTATIONS, correct, paired_test
 
 COMPARISON_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")

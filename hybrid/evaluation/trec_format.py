@@ -27,8 +27,8 @@ from ir_measures import parse_measure
 
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import Qrels
+from hybrid.core.measures import per_query
 from hybrid.core.records import Run
-from hybrid.evaluation.measures import per_query
 
 #: Measures trec_eval counts rather than averages (printed as integers; ``all`` is the sum, or the number
 #: of queries for ``num_q``).

@@ -1,6 +1,6 @@
 """Weighted CombSUM (Fox & Shaw 1994): ``sum_i w_i * norm_i(d)`` over per-query normalised scores.
 
-See :mod:`hybrid.fusion.normalize` for the normalisations and for what a document missing from a
+See :mod:`hybrid.core.normalize` for the normalisations and for what a document missing from a
 run gets (the run's floor).
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hybrid.core.normalize import floor, normaliser
 from hybrid.core.records import Hit, Run
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
-from hybrid.fusion.normalize import floor, normaliser
 
 #: qid -> per run: the weighted floor (what the run gives a document it did not return)
 Floors = dict[str, list[float]]

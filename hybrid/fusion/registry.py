@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hybrid.core.errors import ConfigError
+from hybrid.core.normalize import NORMALISATIONS
 from hybrid.core.params import RRF_K, Param
 from hybrid.core.records import Run
 from hybrid.fusion import rank_methods, score_methods
 from hybrid.fusion.combmnz import combmnz
 from hybrid.fusion.combsum import combsum
-from hybrid.fusion.normalize import NORMALISATIONS
 from hybrid.fusion.rrf import rrf
 
 NORM = Param("norm", str, "minmax", "per-query score normalisation before fusing", choices=tuple(NORMALISATIONS))

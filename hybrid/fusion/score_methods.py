@@ -2,7 +2,7 @@
 
 They differ from :mod:`hybrid.fusion.combsum` in one way, on purpose: a run that did not return a
 passage contributes nothing to it (ranx's convention), where CombSUM gives it the run's floor. Scores
-are normalised per query first (:mod:`hybrid.fusion.normalize`, ``minmax`` by default as in ranx's
+are normalised per query first (:mod:`hybrid.core.normalize`, ``minmax`` by default as in ranx's
 ``fuse``); Pyserini's ``interpolation`` and ``average`` use the raw scores, as Pyserini does.
 
 * ``wsum`` (ranx ``wsum``): ``sum_i w_i * s_i(d)``
@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from hybrid.core.errors import ConfigError
+from hybrid.core.normalize import normaliser
 from hybrid.core.records import Hit, Run
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
-from hybrid.fusion.normalize import normaliser
 
 Parts = list[tuple[int, float, Hit]]
 

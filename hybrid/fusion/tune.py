@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hybrid.core.formats.qrels import Qrels
+from hybrid.core.measures import aggregate, per_query
 from hybrid.core.params import RRF_K
 from hybrid.core.records import Run
-from hybrid.evaluation.measures import aggregate, per_query
 from hybrid.fusion.fuse import fuse_runs
 
 

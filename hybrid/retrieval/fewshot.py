@@ -348,7 +348,7 @@ def run_variants(queries: list[KShotQuery], variants: Sequence[str], index=None,
 
 def mean_ap(queries: list[KShotQuery], run: Run, depth: int) -> dict[str, float]:
     """MAP (AP@depth) over all queries and by kind."""
-    from hybrid.evaluation.measures import per_query  # deferred: importing it loads ir_measures
+    from hybrid.core.measures import per_query  # deferred: importing it loads ir_measures
 
     qrels = {q.qid: q.relevant for q in queries}
     ap = per_query(qrels, run, (f"AP@{depth}",))[f"AP@{depth}"]

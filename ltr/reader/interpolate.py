@@ -8,7 +8,7 @@ first stage.
 
 The input is a run written by :func:`ltr.reader.infer.rerank_run`: its reranked hits carry
 ``reader_score`` and ``first_stage_score`` in ``extra``; both are normalised per query over those
-hits (z-score by default, :mod:`hybrid.fusion.normalize`). Hits below the rerank depth keep their
+hits (z-score by default, :mod:`hybrid.core.normalize`). Hits below the rerank depth keep their
 first-stage order under the interpolated ones, as in ``rerank_run``. Spans stay the reader's.
 
 ``tune_weight`` picks ``w`` on a grid for one measure; ``cross_fit`` tunes it on the other folds of
@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import Qrels
 from hybrid.core.formats.runs import sorted_hits
+from hybrid.core.judged import judged_only, with_judged
+from hybrid.core.measures import per_query
+from hybrid.core.normalize import normaliser
 from hybrid.core.records import KINDS, Hit, Run
 from hybrid.core.stage import tail_below
-from hybrid.evaluation.judged import judged_only, with_judged
-from hybrid.evaluation.measures import per_query
 from hybrid.fusion.fuse import split_per_kind
-from hybrid.fusion.normalize import normaliser
 
 GRID = tuple(step / 20 for step in range(21))  # 0, 0.05, ..., 1
 
@@ -143,7 +143,7 @@ def tune_weight(qrels: Qrels, reranked: Run, measure: str = "RR@10", grid: tuple
     """The grid weight with the best mean ``measure`` over the judged queries of ``reranked`` (ties: the smaller
     weight, i.e. closer to the first stage), and the whole curve.
 
-    ``judged``: passages judged for every query (:mod:`hybrid.evaluation.judged`). With it, ``measure`` is read on
+    ``judged``: passages judged for every query (:mod:`hybrid.core.judged`). With it, ``measure`` is read on
     condensed lists - each query's unjudged passages removed after interpolation - so that where a collection
     is judged in part, the weight is not chosen for where the reader puts the passages nobody judged.
     """

@@ -9,8 +9,8 @@ import pytest
 
 from hybrid.cli.common import run_cli
 from hybrid.cli.eval import main as eval_main
+from hybrid.core.measures import parse_measures, per_query
 from hybrid.core.records import Hit
-from hybrid.evaluation.measures import parse_measures, per_query
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"

@@ -5,9 +5,9 @@ import math
 import pytest
 
 from hybrid.core.errors import ConfigError
+from hybrid.core.normalize import floor, minmax, rank, zscore
 from hybrid.core.records import Hit
 from hybrid.fusion.combsum import combsum
-from hybrid.fusion.normalize import floor, minmax, rank, zscore
 
 A = {"q": [Hit("d1", 3.0, 0, 2), Hit("d2", 2.0, 0, 4), Hit("d3", 1.0)]}
 B = {"q": [Hit("d2", 0.9, 5, 9), Hit("d4", 0.5), Hit("d5", 0.1)]}

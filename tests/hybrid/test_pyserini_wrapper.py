@@ -9,8 +9,8 @@ import pytest
 
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, write_run
+from hybrid.core.measures import evaluate
 from hybrid.core.records import Hit
-from hybrid.evaluation.measures import evaluate
 
 
 def test_trec_eval_through_the_wrapper_matches_hybrid_eval(data_dir, tmp_path):

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from hybrid.core.errors import InputError
+from hybrid.core.judged import judged_only, read_judged, unjudged_count, with_judged
+from hybrid.core.measures import per_query
 from hybrid.core.records import Hit
-from hybrid.evaluation.judged import judged_only, read_judged, unjudged_count, with_judged
-from hybrid.evaluation.measures import per_query
 from hybrid.sample import sample_paths
 
 QRELS = {"q1": {"d1": 1, "d3": 1}, "q2": {"d5": 1}}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from hybrid.core.measures import evaluate, per_query
 from hybrid.core.records import Hit
-from hybrid.evaluation.measures import evaluate, per_query
 
 QRELS = {"q1": {"d1": 1, "d3": 1, "d9": 0}, "q2": {"d5": 1}}
 RUN = {
