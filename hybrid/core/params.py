@@ -19,6 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hybrid.core.errors import ConfigError
+from hybrid.core.records import KINDS
+
 #: BM25 term-frequency saturation (Anserini's default).
 BM25_K1 = 0.9
 #: BM25 length normalisation (Anserini's default).
@@ -138,3 +141,20 @@ SAME_KIND = Param("same_kind", bool, None, "restrict candidates to the query's k
 #: The bi-encoder keeps its filter on by default: it was trained with other-kind candidates masked, and any-kind
 #: dense retrieval has not been measured.
 DENSE_SAME_KIND = Param("same_kind", bool, True, "restrict candidates to the query's kind (event / entity)")
+
+
+def split_per_kind(spec: str | None, what: str) -> tuple[str | None, dict[str, str]]:
+    """The per-kind setting syntax shared by fusion and reader-interpolation weights: ``"V"``,
+    ``"event=V;entity=V"`` or both (``"V;event=V"``: a kind without its own value uses the global one).
+    Returns the global value's text and each kind's; an unknown kind is an error naming ``what``."""
+    default: str | None = None
+    by_kind: dict[str, str] = {}
+    for part in filter(None, (x.strip() for x in (spec or "").split(";"))):
+        if "=" in part:
+            kind, value = (x.strip() for x in part.split("=", 1))
+            if kind not in KINDS:
+                raise ConfigError(None, None, f"{what}: unknown kind {kind!r} (event or entity)")
+            by_kind[kind] = value
+        else:
+            default = part
+    return default, by_kind

@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from hybrid.core.errors import ConfigError
-from hybrid.core.params import RRF_K
-from hybrid.core.records import KINDS, Run, Topic
+from hybrid.core.params import RRF_K, split_per_kind
+from hybrid.core.records import Run, Topic
 from hybrid.core.stage import Retriever
 from hybrid.fusion.registry import METHODS, fusion_method
 
-__all__ = ["METHODS", "Fuse", "fuse_runs", "parse_fusion_weights", "parse_weights", "split_per_kind"]
+__all__ = ["METHODS", "Fuse", "fuse_runs", "parse_fusion_weights", "parse_weights"]
 
 
 def fuse_runs(runs: Sequence[Run], method: str = "rrf", weights: Sequence[float] | None = None,
@@ -41,23 +41,6 @@ def parse_weights(spec: str | None, n: int) -> list[float] | None:
     if len(weights) != n:
         raise ConfigError(None, None, f"{len(weights)} fusion weight(s) for {n} retriever(s)")
     return weights
-
-
-def split_per_kind(spec: str | None, what: str) -> tuple[str | None, dict[str, str]]:
-    """The per-kind setting syntax shared by fusion and reader-interpolation weights: ``"V"``,
-    ``"event=V;entity=V"`` or both (``"V;event=V"``: a kind without its own value uses the global one).
-    Returns the global value's text and each kind's; an unknown kind is an error naming ``what``."""
-    default: str | None = None
-    by_kind: dict[str, str] = {}
-    for part in filter(None, (x.strip() for x in (spec or "").split(";"))):
-        if "=" in part:
-            kind, value = (x.strip() for x in part.split("=", 1))
-            if kind not in KINDS:
-                raise ConfigError(None, None, f"{what}: unknown kind {kind!r} (event or entity)")
-            by_kind[kind] = value
-        else:
-            default = part
-    return default, by_kind
 
 
 def parse_fusion_weights(spec: str | None, n: int) -> tuple[list[float] | None, dict[str, list[float]]]:

@@ -33,9 +33,9 @@ from hybrid.core.formats.runs import sorted_hits
 from hybrid.core.judged import judged_only, with_judged
 from hybrid.core.measures import per_query
 from hybrid.core.normalize import normaliser
+from hybrid.core.params import split_per_kind
 from hybrid.core.records import KINDS, Hit, Run
 from hybrid.core.stage import tail_below
-from hybrid.fusion.fuse import split_per_kind
 
 GRID = tuple(step / 20 for step in range(21))  # 0, 0.05, ..., 1
 
