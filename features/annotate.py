@@ -34,6 +34,7 @@ from features.coref import UnionFind, _linked, candidate_pairs
 from features.detect import DOC_VERB_LEMMAS, heuristic_mentions, lemma, rule_mentions
 from features.ner import EntitySpan, _load_spacy, entity_tagger, heuristic_entities
 from features.strings import acronyms, char_trigrams, is_pronoun
+from hybrid.core.errors import ConfigError
 from hybrid.core.records import ENTITY, EVENT, Mention, Passage, Topic
 
 FIELDS = ("mention", "ner", "context", "coref", "trigrams", "acronym", "type")
@@ -242,6 +243,26 @@ class MentionRecord:
     @classmethod
     def from_json(cls, obj: dict) -> MentionRecord:
         return cls(**obj)
+
+
+#: Texts a query contributes, taken from its mention record.
+QUERY_SOURCES = ("mention", "chain", "ner", "context", "sentence", "trigrams", "acronym", "type")
+
+
+def query_source_text(source: str, topic: Topic, record: MentionRecord) -> str:
+    if source == "mention":
+        return record.mention
+    if source == "chain":
+        return " ; ".join(record.coref)
+    if source == "ner":
+        return " ; ".join(record.ner)
+    if source == "context":
+        return record.context or topic.text
+    if source == "sentence":
+        return topic.text
+    if source in ("trigrams", "acronym", "type"):
+        return record.field_text(source)
+    raise ConfigError(None, None, f"unknown query source {source!r}; sources are {QUERY_SOURCES}")
 
 
 def _tag_token(tag: str) -> str:

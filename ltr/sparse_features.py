@@ -1,7 +1,7 @@
 """Per-field sparse features for (query, candidate) pairs, for learning to rank, in one Java call per batch.
 
 A *channel* sends one text of the query (a query source, see
-:data:`~hybrid.retrieval.sparse.QUERY_SOURCES`) to one field of the mention index, like the clauses of
+:data:`~features.annotate.QUERY_SOURCES`) to one field of the mention index, like the clauses of
 :class:`~hybrid.retrieval.sparse.MultiFieldBM25` without a weight: ``"chain:mention"`` matches the
 query's coreference chain against candidates' mention strings; a bare ``"ner"`` means source = field
 (``"sentence"`` alone goes to ``context``).
@@ -34,12 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from features.annotate import FIELDS, MentionRecord
+from features.annotate import FIELDS, QUERY_SOURCES, MentionRecord, query_source_text
 from hybrid.core.errors import ConfigError
 from hybrid.core.java import FEATURES, FeatureBatch
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Run, Topic
-from hybrid.retrieval.sparse import QUERY_SOURCES, query_source_text
 from indexes.lucene import MENTIONS
 from indexes.sparse_index import SparseIndex
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from features.annotate import FIELDS
+from features.annotate import FIELDS, QUERY_SOURCES, query_source_text
 from hybrid.core.errors import ConfigError
 from hybrid.core.java import MentionSearch
 from hybrid.core.params import BM25_B, BM25_K1
@@ -28,7 +28,7 @@ from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import Hit, Run, Topic
 from hybrid.core.stage import Retriever
 from hybrid.retrieval.query_plan import QueryPlan
-from hybrid.retrieval.sparse import QUERY_FORMULATIONS, QUERY_SOURCES, formulate, query_source_text
+from hybrid.retrieval.sparse import QUERY_FORMULATIONS, formulate
 from indexes.lucene import MENTIONS
 from indexes.sparse_index import SparseIndex
 

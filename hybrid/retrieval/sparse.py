@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
-from features.annotate import FIELDS, MentionRecord
+from features.annotate import FIELDS, QUERY_SOURCES, MentionRecord, query_source_text
 from hybrid.core.errors import ConfigError
 from hybrid.core.java import MentionSearch, available
 from hybrid.core.params import BM25_B, BM25_K1
@@ -31,24 +31,6 @@ from indexes.lucene_access import LuceneQueries, exact_bm25_searcher
 from indexes.sparse_index import SparseIndex
 
 QUERY_FORMULATIONS = ("sentence", "mention", "mention+args", "context")
-#: Texts a query contributes, taken from its mention record.
-QUERY_SOURCES = ("mention", "chain", "ner", "context", "sentence", "trigrams", "acronym", "type")
-
-
-def query_source_text(source: str, topic: Topic, record: MentionRecord) -> str:
-    if source == "mention":
-        return record.mention
-    if source == "chain":
-        return " ; ".join(record.coref)
-    if source == "ner":
-        return " ; ".join(record.ner)
-    if source == "context":
-        return record.context or topic.text
-    if source == "sentence":
-        return topic.text
-    if source in ("trigrams", "acronym", "type"):
-        return record.field_text(source)
-    raise ConfigError(None, None, f"unknown query source {source!r}; sources are {QUERY_SOURCES}")
 
 
 def formulate(formulation: str, topic: Topic, record: MentionRecord) -> str:
