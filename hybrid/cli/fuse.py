@@ -45,6 +45,7 @@ from hybrid.core.formats.runs import read_run, read_run_meta, sha256_file, write
 from hybrid.core.outputs import Input, Output, Writes, run_input, run_output
 from hybrid.core.provenance import produced_by
 from hybrid.core.records import Run
+from hybrid.fusion.fuse import parse_weights
 
 NO_SPANS = "-"
 
@@ -79,22 +80,6 @@ def parser() -> argparse.ArgumentParser:
                    help="--tune: rounds of finer moves around the best grid point")
     add_quiet(p, "print nothing but errors")
     return p
-
-
-def parse_weights(spec: str | None, n: int) -> list[float] | None:
-    """``"0.6,0.4"`` -> [0.6, 0.4] (one finite number >= 0 per run, not all 0); None/"" -> equal weights."""
-    if not spec:
-        return None
-    try:
-        weights = [float(x) for x in spec.split(",")]
-    except ValueError:
-        weights = []
-    if not weights or any(not (w >= 0 and w != float("inf")) for w in weights) or not any(weights):
-        raise InputError(None, None, f"--weights {spec!r}: give one number >= 0 per run, comma separated, not all 0")
-    if len(weights) != n:
-        raise InputError(None, None, f"--weights: {len(weights)} weight(s) for {n} run(s); give one per run, "
-                                     "in the order of --runs")
-    return weights
 
 
 def default_spans_output(output: str) -> str:
@@ -177,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     from hybrid.core.measures import parse_measures  # deferred: importing it loads ir_measures
 
     spans = check_arguments(args)
-    weights = parse_weights(args.weights, len(args.runs))
+    weights = parse_weights(args.weights, len(args.runs), "--weights", "run", "--runs")
     measure = parse_measures([args.measure], "--measure")
     if len(measure) != 1:
         raise InputError(None, None, f"--measure: {args.measure!r} stands for {len(measure)} measures; name one")

@@ -30,16 +30,24 @@ def fuse_runs(runs: Sequence[Run], method: str = "rrf", weights: Sequence[float]
     return fusion_method(method).fuse(runs, weights, k, norm=norm, rrf_k=rrf_k)
 
 
-def parse_weights(spec: str | None, n: int) -> list[float] | None:
-    """``"0.3,0.7"`` -> [0.3, 0.7]; ``None``/``""`` -> equal weights."""
+def parse_weights(spec: str | None, n: int, option: str = "fusion weights", unit: str = "retriever",
+                  order: str = "the fused retrievers") -> list[float] | None:
+    """``"0.3,0.7"`` -> [0.3, 0.7]: one finite number >= 0 per ``unit`` (``n`` of them), not all 0;
+    ``None``/``""`` -> equal weights. The one parser of weight lists: ``hybrid.fuse --weights`` (``option``
+    ``--weights``, ``unit`` run) and a fuse recipe's or ``hybrid.search --fusion-weights`` (fusion weights of
+    retrievers); an error names ``option`` and says the weights follow ``order``."""
     if not spec:
         return None
     try:
         weights = [float(x) for x in spec.split(",")]
     except ValueError:
-        raise ConfigError(None, None, f"fusion weights {spec!r} must be comma-separated numbers") from None
+        weights = []
+    if not weights or any(not (w >= 0 and w != float("inf")) for w in weights) or not any(weights):
+        raise ConfigError(None, None, f"{option} {spec!r}: give one number >= 0 per {unit}, comma separated, "
+                                      "not all 0")
     if len(weights) != n:
-        raise ConfigError(None, None, f"{len(weights)} fusion weight(s) for {n} retriever(s)")
+        raise ConfigError(None, None, f"{option}: {len(weights)} weight(s) for {n} {unit}(s); give one per {unit}, "
+                                      f"in the order of {order}")
     return weights
 
 

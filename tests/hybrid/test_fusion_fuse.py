@@ -1,10 +1,12 @@
 """The Fuse stage over real sparse retrievers on the tiny index: component runs, spans, per-kind weights."""
 
+import re
+
 import pytest
 
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.topics import read_topics
-from hybrid.fusion import Fuse, parse_fusion_weights
+from hybrid.fusion import Fuse, parse_fusion_weights, parse_weights
 from hybrid.fusion.combsum import combsum
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 
@@ -65,3 +67,26 @@ def test_parse_fusion_weights():
     for bad in ("0.4", "x,y", "topic=1,1"):
         with pytest.raises(ConfigError):
             parse_fusion_weights(bad, 2)
+
+
+
+@pytest.mark.parametrize("bad", ["x,y", "-1,2", "inf,1", "nan,1", "0,0", ","])
+def test_one_weight_parser_for_hybrid_fuse_and_fusion_weights(bad):
+    """hybrid.fuse --weights and a fuse recipe's weights (hybrid.search --fusion-weights) are read by the same
+    parser: the same inputs are refused, each error naming its own option."""
+    with pytest.raises(ConfigError, match=rf"^<input>: --weights {re.escape(repr(bad))}: give one number >= 0 per "
+                                          r"run, "):
+        parse_weights(bad, 2, "--weights", "run", "--runs")
+    with pytest.raises(ConfigError, match=r"^<input>: fusion weights .*: give one number >= 0 per retriever, "
+                                          r"comma separated"):
+        parse_fusion_weights(f"event={bad}", 2)
+
+
+def test_weight_count_errors_name_the_order():
+    with pytest.raises(ConfigError, match=r"^<input>: --weights: 1 weight\(s\) for 2 run\(s\); give one per run, "
+                                          r"in the order of --runs$"):
+        parse_weights("0.5", 2, "--weights", "run", "--runs")
+    with pytest.raises(ConfigError, match=r"^<input>: fusion weights: 3 weight\(s\) for 2 retriever\(s\); give one per "
+                                          r"retriever, in the order of the fused retrievers$"):
+        parse_fusion_weights("1,1,1", 2)
+    assert parse_weights("0,1.5", 2) == [0.0, 1.5] and parse_weights("", 2) is None
