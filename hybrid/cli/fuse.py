@@ -51,20 +51,18 @@ NO_SPANS = "-"
 
 
 def parser() -> argparse.ArgumentParser:
-    from hybrid.core.normalize import NORMALISATIONS  # deferred: importing it loads ir_measures
-    from hybrid.fusion.registry import FUSIONS, METHODS  # deferred: importing it loads ir_measures
-    from hybrid.fusion.rrf import RRF_K  # deferred: importing it loads ir_measures
+    from hybrid.fusion.registry import FUSIONS, METHOD, NORM, RRF_K_PARAM  # deferred: importing it loads ir_measures
 
     p = make_parser("python -m hybrid.fuse", __doc__, epilog=True)
     p.add_argument("--runs", nargs="+", required=True, metavar="RUN", help="two or more TREC run files")
     p.add_argument("--spans", nargs="+", metavar="SPANS",
                    help=f"one spans JSONL per run, in the same order ('{NO_SPANS}' for a run without one)")
-    p.add_argument("--method", choices=METHODS, default="rrf",
+    p.add_argument("--method", choices=METHOD.choices, default=METHOD.default,
                    help="fusion method: " + "; ".join(f"{m.name}: {m.desc}" for m in FUSIONS.values()))
-    p.add_argument("--norm", choices=NORMALISATIONS, default="minmax",
+    p.add_argument("--norm", choices=NORM.choices, default=NORM.default,
                    help="per-query score normalisation of the score-based methods (rank-based ones ignore it)")
     p.add_argument("--weights", help="one weight per run, comma separated, e.g. 0.6,0.4 (default: equal weights)")
-    p.add_argument("--rrf-k", type=positive_int, default=RRF_K, help="rrf: the constant k of 1 / (k + rank)")
+    p.add_argument("--rrf-k", type=positive_int, default=RRF_K_PARAM.default, help=f"rrf: {RRF_K_PARAM.desc}")
     p.add_argument("--depth", type=positive_int, help="use only each run's top N hits per query (default: all)")
     p.add_argument("--hits", type=positive_int, default=1000, help="fused hits kept per query")
     p.add_argument("--output", required=True, type=output_file, help="fused TREC run to write")
@@ -108,11 +106,11 @@ def check_arguments(args: argparse.Namespace) -> list[str | None]:
             raise InputError(None, None, "--tune needs --qrels (the judgments the weights are tuned on)")
         if args.weights:
             raise InputError(None, None, "--tune chooses the weights; give --weights or --tune, not both")
-    from hybrid.fusion.registry import fusion_method, uses  # deferred: importing it loads ir_measures
+    from hybrid.fusion.registry import NORM, fusion_method, uses  # deferred: importing it loads ir_measures
 
     if args.tune and not fusion_method(args.method).weighted:
         raise InputError(None, None, f"--tune chooses weights, and --method {args.method} takes none")
-    if not uses(args.method, "norm") and args.norm != "minmax" and not args.quiet:
+    if not uses(args.method, "norm") and args.norm != NORM.default and not args.quiet:
         print(f"note: --norm {args.norm} is ignored by {args.method}", file=sys.stderr)
 
     if args.output_spans is None and any(spans):

@@ -55,6 +55,8 @@ def none(hits: list[Hit]) -> Normalised:
     return {h.docid: float(h.score) for h in hits}
 
 
+#: The normalisation score-based fusion uses when none is named.
+DEFAULT_NORMALISATION = "minmax"
 NORMALISATIONS: dict[str, Callable[[list[Hit]], Normalised]] = {
     "minmax": minmax, "zscore": zscore, "rank": rank, "none": none,
 }

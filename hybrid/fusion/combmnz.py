@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hybrid.core.normalize import DEFAULT_NORMALISATION
 from hybrid.core.records import Run
 from hybrid.fusion.combsum import normalised_contributions, summed
 from hybrid.fusion.common import assemble, check_weights
 
 
-def combmnz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = "minmax",
+def combmnz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
             k: int | None = None) -> Run:
     weights = check_weights(runs, weights)
     contributions, floors = normalised_contributions(runs, weights, norm)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hybrid.core.normalize import floor, normaliser
+from hybrid.core.normalize import DEFAULT_NORMALISATION, floor, normaliser
 from hybrid.core.records import Hit, Run
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
 
@@ -41,7 +41,7 @@ def summed(parts: list[tuple[int, float, Hit]], run_floors: list[float]) -> floa
     return sum(c for _, c, _ in parts) + sum(f for n, f in enumerate(run_floors) if n not in present)
 
 
-def combsum(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = "minmax",
+def combsum(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
             k: int | None = None) -> Run:
     weights = check_weights(runs, weights)
     contributions, floors = normalised_contributions(runs, weights, norm)

@@ -15,16 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from hybrid.core.errors import ConfigError
+from hybrid.core.normalize import DEFAULT_NORMALISATION
 from hybrid.core.params import RRF_K, split_per_kind
 from hybrid.core.records import Run, Topic
 from hybrid.core.stage import Retriever
-from hybrid.fusion.registry import METHODS, fusion_method
+from hybrid.fusion.registry import METHOD, METHODS, fusion_method
 
 __all__ = ["METHODS", "Fuse", "fuse_runs", "parse_fusion_weights", "parse_weights"]
 
 
-def fuse_runs(runs: Sequence[Run], method: str = "rrf", weights: Sequence[float] | None = None,
-              norm: str = "minmax", k: int | None = None, rrf_k: int = RRF_K) -> Run:
+def fuse_runs(runs: Sequence[Run], method: str = METHOD.default, weights: Sequence[float] | None = None,
+              norm: str = DEFAULT_NORMALISATION, k: int | None = None, rrf_k: int = RRF_K) -> Run:
     """Fuse ``runs`` with the registered method ``method`` (:mod:`hybrid.fusion.registry`); each method reads
     only the options it declares (``norm``, ``rrf_k``)."""
     return fusion_method(method).fuse(runs, weights, k, norm=norm, rrf_k=rrf_k)
@@ -61,8 +62,9 @@ def parse_fusion_weights(spec: str | None, n: int) -> tuple[list[float] | None, 
 class Fuse(Retriever):
     """Fuses the runs of several retrievers; keeps the best mention span of each passage."""
 
-    def __init__(self, retrievers: Sequence[Retriever], method: str = "rrf", weights: Sequence[float] | None = None,
-                 normalisation: str = "minmax", k: int = 100, depth: int | None = None, rrf_k: int = RRF_K,
+    def __init__(self, retrievers: Sequence[Retriever], method: str = METHOD.default,
+                 weights: Sequence[float] | None = None, normalisation: str = DEFAULT_NORMALISATION, k: int = 100,
+                 depth: int | None = None, rrf_k: int = RRF_K,
                  weights_by_kind: Mapping[str, Sequence[float]] | None = None, name: str | None = None,
                  on_component: Callable[[str, Run], None] | None = None):
         if not retrievers:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from hybrid.core.errors import ConfigError
-from hybrid.core.normalize import normaliser
+from hybrid.core.normalize import DEFAULT_NORMALISATION, normaliser
 from hybrid.core.records import Hit, Run
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
 
@@ -49,12 +49,12 @@ def _fused(runs: Sequence[Run], weights: Sequence[float] | None, norm: str, k: i
     return assemble(_contributions(runs, norm, weights), lambda q, d, parts: score(parts), k)
 
 
-def wsum(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = "minmax",
+def wsum(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
          k: int | None = None) -> Run:
     return _fused(runs, weights, norm, k, lambda parts: sum(c for _, c, _ in parts))
 
 
-def wmnz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = "minmax",
+def wmnz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
          k: int | None = None) -> Run:
     weights = check_weights(runs, weights)
     contributions = _contributions(runs, norm, [1.0 if w > 0 else 0.0 for w in weights])
@@ -65,17 +65,17 @@ def wmnz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str 
     return assemble(contributions, score, k)
 
 
-def comb_max(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = "minmax",
+def comb_max(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
              k: int | None = None) -> Run:
     return _fused(runs, weights, norm, k, lambda parts: max(c for _, c, _ in parts))
 
 
-def comb_min(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = "minmax",
+def comb_min(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
              k: int | None = None) -> Run:
     return _fused(runs, weights, norm, k, lambda parts: min(c for _, c, _ in parts))
 
 
-def comb_anz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = "minmax",
+def comb_anz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
              k: int | None = None) -> Run:
     return _fused(runs, weights, norm, k, lambda parts: sum(c for _, c, _ in parts) / len(parts))
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from hybrid.core.formats.qrels import Qrels
 from hybrid.core.measures import aggregate, per_query
+from hybrid.core.normalize import DEFAULT_NORMALISATION
 from hybrid.core.params import RRF_K
 from hybrid.core.records import Run
 from hybrid.fusion.fuse import fuse_runs
@@ -53,9 +54,9 @@ def score_weights(runs: Sequence[Run], qrels: Qrels, weights: Sequence[float], m
     return aggregate(per_query(sub_qrels, fused, (metric,))[metric], judged)
 
 
-def tune_weights(runs: Sequence[Run], qrels: Qrels, method: str = "combsum", norm: str = "minmax",
-                 metric: str = "AP@100", step: float = 0.1, refine: int = 2, qids: Sequence[str] | None = None,
-                 k: int = 100, rrf_k: int = RRF_K) -> TuneResult:
+def tune_weights(runs: Sequence[Run], qrels: Qrels, method: str = "combsum",
+                 norm: str = DEFAULT_NORMALISATION, metric: str = "AP@100", step: float = 0.1, refine: int = 2,
+                 qids: Sequence[str] | None = None, k: int = 100, rrf_k: int = RRF_K) -> TuneResult:
     """Best weights for fusing ``runs`` on ``qids`` (default: every judged query)."""
     tried: list[tuple[list[float], float]] = []
     cache: dict[tuple[float, ...], float] = {}

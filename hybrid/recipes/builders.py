@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,6 @@ from hybrid.core.params import (
     DENSE_PASSAGE_WEIGHT,
     DENSE_SAME_KIND,
     K1,
-    RRF_K,
     SAME_KIND,
     B,
     Param,
@@ -50,6 +50,7 @@ from hybrid.core.params import (
 from hybrid.core.registry import Component, Registry
 from hybrid.core.stage import FeatureUnion, Retriever, Stage
 from hybrid.fusion.fuse import Fuse, parse_fusion_weights
+from hybrid.fusion.registry import METHOD, NORM, RRF_K_PARAM
 from hybrid.recipes.registry import Context, RecipeSource, build_system, load_recipe, register
 from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
 from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, SafetyNet
@@ -333,15 +334,14 @@ def dense_index_of(value: Any, context: Context, source: RecipeSource) -> tuple[
 
 @register("fuse", [Param("recipes", list, None, "the systems to fuse: recipe names or inline tables",
                          what="a list of recipe names or inline tables", required=True),
-                   Param("method", str, "rrf", "fusion method: rrf, combsum, combmnz, or one of ranx's / Pyserini's "
-                                               "(python -m hybrid.fuse --help lists them)"),
+                   METHOD,
                    Param("weights", str, None, "one weight per component, e.g. \"0.5,0.3,0.2\", optionally per kind: "
                                                "\"event=0.3,0.7;entity=0.5,0.5\" (default: equal weights)",
                          what='a string such as "0.5,0.3,0.2" or "event=0.3,0.7;entity=0.5,0.5"'),
-                   Param("normalisation", str, "minmax", "score normalisation of combsum/combmnz: minmax, zscore, "
-                                                        "rank or none"),
+                   replace(NORM, name="normalisation",
+                           desc="per-query score normalisation of the score-based methods (rank-based ones ignore it)"),
                    Param("depth", int, None, "hits each component fetches (default: the run's depth)", minimum=1),
-                   Param("rrf_k", int, RRF_K, "RRF's k", minimum=1)])
+                   RRF_K_PARAM])
 def _fuse(system: dict, context: Context, source: RecipeSource) -> Stage:
     """Fusion of other systems' runs (RRF, CombSUM, CombMNZ)."""
     names = system["recipes"]

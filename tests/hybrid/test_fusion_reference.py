@@ -58,7 +58,7 @@ def test_ranx_methods_give_ranx_scores(name):
     runs = _runs()
     weights = [0.5, 0.3, 0.2] if weighted else None
     mine = fuse_runs(runs, name, weights)
-    rank_based = not any(p.name == "norm" for p in FUSIONS[name].params)
+    rank_based = "norm" not in FUSIONS[name].params
     params = {"weights": weights} if weighted else {}
     theirs = ranx.fuse([ranx.Run(_scores(r)) for r in runs], norm=None if rank_based else "min-max", method=method,
                        params=params)
