@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from hybrid.core.formats.qrels import Qrels
-from hybrid.core.measures import aggregate, per_query
+from hybrid.core.measures import group_means, per_query
 from hybrid.core.records import Run
 
 REPORT_MEASURES = ("AP@100", "RR@10", "R@100", "nDCG@10")
@@ -31,11 +31,8 @@ def per_query_metrics(qrels: Qrels, run: Run, measures: tuple[str, ...] = REPORT
 
 
 def by_kind(values: Mapping[str, float], kinds: Mapping[str, str]) -> dict[str, float]:
-    """Mean over all queries and per kind (``event``/``entity``)."""
-    out = {"all": aggregate(values)}
-    for kind in sorted(set(kinds.get(q, "unknown") for q in values)):
-        out[kind] = aggregate(values, [q for q in values if kinds.get(q, "unknown") == kind])
-    return out
+    """Mean over all queries and per kind (``event``/``entity``; ``unknown`` for a query without one)."""
+    return group_means(values, values, kinds, missing="unknown")
 
 
 def fast_ap(scores: np.ndarray, labels: np.ndarray, offsets: np.ndarray, n_relevant: np.ndarray,

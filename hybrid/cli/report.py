@@ -33,7 +33,7 @@ from hybrid.core.formats import read_qrels, read_run, read_topics
 from hybrid.core.formats.runs import read_run_meta
 from hybrid.core.formats.runs import read_spans as read_span_rows
 from hybrid.core.judged import read_judged, with_judged
-from hybrid.core.measures import per_query
+from hybrid.core.measures import aggregate, group_qids, per_query
 from hybrid.core.outputs import Input, Kind, Output, Writes, run_input
 from hybrid.core.records import Run, Topic
 
@@ -124,10 +124,7 @@ def render(topics: list[Topic], run: Run, qrels: dict, passage_text, groups: dic
     judged = [t for t in topics if t.qid in qrels]
     # qrels that hold only relevant passages (many benchmarks': ECB+'s) cannot say "judged not relevant"
     positive_only = bool(qrels) and all(v > 0 for rel in qrels.values() for v in rel.values())
-    kinds = ["all", *sorted({groups.get(t.qid, "unknown") for t in judged})]
-
-    def group_qids(group: str) -> list[str]:
-        return [t.qid for t in judged if group == "all" or groups.get(t.qid, "unknown") == group]
+    by_group = group_qids([t.qid for t in judged], groups, missing="unknown")
 
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(name)}</title>",
              f"<style>{CSS}</style></head><body>", f"<h1>Run <code>{html.escape(name)}</code></h1>"]
@@ -136,15 +133,14 @@ def render(topics: list[Topic], run: Run, qrels: dict, passage_text, groups: dic
     parts.append(legend(positive_only, baseline_name))
     parts.append("<h2>Means by kind</h2>")
     parts.append("<table id='summary'><tr><th>queries</th>" + "".join(f"<th>{m}</th>" for m in measures) + "</tr>")
-    for group in kinds:
-        qids = group_qids(group)
+    for group, qids in by_group.items():
         if not qids:
             continue
-        mine = {m: sum(scores[m][q] for q in qids) / len(qids) for m in measures}
+        mine = {m: aggregate(scores[m], qids) for m in measures}
         cells = "".join(f"<td>{mine[m]:.3f}</td>" for m in measures)
         parts.append(f"<tr><td>{html.escape(group)} ({len(qids)})</td>{cells}</tr>")
         if base_scores is not None:
-            theirs = {m: sum(base_scores[m][q] for q in qids) / len(qids) for m in measures}
+            theirs = {m: aggregate(base_scores[m], qids) for m in measures}
             parts.append(f"<tr class='meta'><td>{html.escape(group)}: baseline</td>"
                          + "".join(f"<td>{theirs[m]:.3f}</td>" for m in measures) + "</tr>")
             parts.append(f"<tr class='meta'><td>{html.escape(group)}: difference</td>"
@@ -162,10 +158,9 @@ def render(topics: list[Topic], run: Run, qrels: dict, passage_text, groups: dic
         parts.append(f"<img id='delta-plot' alt='per-query AP@100 differences' src='{delta_plot(deltas, groups)}'>")
         parts.append("<table id='delta-by-kind'><tr><th>queries</th><th>run AP@100</th><th>baseline AP@100</th>"
                      "<th>mean difference</th></tr>")
-        for group in kinds:
-            qids = group_qids(group)
+        for group, qids in by_group.items():
             if qids:
-                mine, theirs = (sum(values[q] for q in qids) / len(qids) for values in (scores["AP@100"], base))
+                mine, theirs = (aggregate(values, qids) for values in (scores["AP@100"], base))
                 parts.append(f"<tr><td>{html.escape(group)} ({len(qids)})</td><td>{mine:.3f}</td>"
                              f"<td>{theirs:.3f}</td><td>{mine - theirs:+.3f}</td></tr>")
         parts.append("</table>")

@@ -88,19 +88,36 @@ def aggregate(values: Mapping[str, float], qids: list[str] | None = None) -> flo
     return sum(values[q] for q in keys) / len(keys) if keys else 0.0
 
 
+def group_qids(qids: Iterable[str], groups: Mapping[str, str], missing: str | None = None,
+               names: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """The queries of each group, for means by group (a query's kind): ``"all"`` (every query of ``qids``), then
+    each group in sorted order, its queries in the order of ``qids``. ``groups`` maps qid -> group; a query it does
+    not name is in group ``missing`` (in none when None). ``names``: the groups listed (default: those of ``qids``;
+    a group named here is listed even with no query). The one grouping of ``hybrid.eval``'s tables, LTR's
+    means by kind, ``hybrid.compare`` and ``hybrid.report``."""
+    qids = list(qids)
+    group_of = {q: groups.get(q, missing) for q in qids}
+    listed = {g for g in group_of.values() if g is not None} if names is None else set(names)
+    out = {"all": qids}
+    for group in sorted(listed):
+        out[group] = [q for q in qids if group_of[q] == group]
+    return out
+
+
+def group_means(values: Mapping[str, float], qids: Iterable[str], groups: Mapping[str, str],
+                missing: str | None = None, names: Iterable[str] | None = None) -> dict[str, float]:
+    """The mean of ``values`` (qid -> value) over each group of :func:`group_qids`, ``"all"`` first."""
+    return {group: aggregate(values, members) for group, members in group_qids(qids, groups, missing, names).items()}
+
+
 def evaluate(qrels: Qrels, run: Run, measures: tuple[str, ...] = DEFAULT_MEASURES,
              groups: Mapping[str, str] | None = None) -> dict[str, dict[str, float]]:
-    """group -> measure -> mean. ``groups`` maps qid -> group name; "all" is always present.
+    """group -> measure -> mean, with the group's number of queries under ``"#q"``. ``groups`` maps qid -> group
+    name; "all" is always present.
 
     Only judged queries count; run queries missing from the qrels are reported by the caller.
     """
     pq = per_query(qrels, run, measures)
-    judged = sorted(qrels)
-    table = {"all": {m: aggregate(pq[m], judged) for m in measures}}
-    if groups:
-        for group in sorted(set(groups.values())):
-            qids = [q for q in judged if groups.get(q) == group]
-            table[group] = {m: aggregate(pq[m], qids) for m in measures}
-            table[group]["#q"] = len(qids)
-    table["all"]["#q"] = len(judged)
-    return table
+    groups = groups or {}
+    return {group: {**{m: aggregate(pq[m], qids) for m in measures}, "#q": len(qids)}
+            for group, qids in group_qids(sorted(qrels), groups, names=groups.values()).items()}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hybrid.core.atomic import atomic_write
 from hybrid.core.judged import judged_only, with_judged
-from hybrid.core.measures import per_query
+from hybrid.core.measures import aggregate, group_qids, per_query
 from hybrid.core.records import Run
 from hybrid.evaluation.significance import PERMUTATIONS, correct, paired_test
 
@@ -24,12 +24,8 @@ def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
         return qrels if judged is None else with_judged(qrels, judged, run)
 
     scores = {name: per_query(labels(run), run, measures) for name, run in runs.items()}
-    judged_qids = sorted(qrels)
-    group_qids = {"all": judged_qids}
-    for group in sorted(set(groups.values())):
-        group_qids[group] = [q for q in judged_qids if groups.get(q) == group]
     results: dict = {}
-    for group, qids in group_qids.items():
+    for group, qids in group_qids(sorted(qrels), groups, names=groups.values()).items():
         results[group] = {name: {"#q": len(qids)} for name in runs}
         for measure in measures:
             others = [name for name in runs if name != baseline]
@@ -42,8 +38,7 @@ def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
             w_adj = correct([tests[n].wilcoxon_p for n in others], correction)
             r_adj = correct([tests[n].randomization_p for n in others], correction)
             for name in runs:
-                mean = sum(scores[name][measure][q] for q in qids) / len(qids) if qids else 0.0
-                cell = {"mean": mean}
+                cell = {"mean": aggregate(scores[name][measure], qids)}
                 if name in tests:
                     i = others.index(name)
                     cell.update(delta=tests[name].mean_delta, t_p=t_adj[i], w_p=w_adj[i], r_p=r_adj[i])
