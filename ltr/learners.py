@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from hybrid.core.errors import ConfigError
+from hybrid.core.params import Param
+from hybrid.core.registry import Component, Registry
 
 
 class Scorer(ABC):
@@ -176,15 +177,19 @@ class LightGBMScorer(Scorer):
 # -- learners ----------------------------------------------------------------------------------------
 
 
+#: The learners by name, each with its hyper-parameters declared once (``python -m hybrid.recipes types`` lists
+#: them): a recipe's ``{type = "ltr", learner = NAME, params = {...}}`` and ``python -m hybrid.ltr --learner NAME
+#: --param KEY=VALUE`` are checked against the declaration, which also fills in every default.
+LEARNERS: Registry[Component] = Registry("learner", noun="parameter",
+                                         describe="the model an ltr reranker is trained with: learner = NAME, "
+                                                  "params = {PARAMETER = VALUE, ...}")
+
+
 class Learner(ABC):
-    name: str = "learner"
-    defaults: dict[str, Any] = {}
+    name: str = "learner"  # the name it is registered under (a test holds them equal)
 
     def __init__(self, **params: Any):
-        unknown = sorted(set(params) - set(self.defaults))
-        if unknown:
-            raise ConfigError(None, None, f"unknown {self.name} parameter(s) {unknown}; known: {sorted(self.defaults)}")
-        self.params = {**self.defaults, **params}
+        self.params = LEARNERS.resolve(self.name, params)
 
     @abstractmethod
     def fit(self, X: np.ndarray, y: np.ndarray, group_sizes: np.ndarray, seed: int) -> Scorer: ...
@@ -197,11 +202,16 @@ def _standardise(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (X - mean) / scale, mean, scale
 
 
+@LEARNERS.register("logistic", [
+    Param("C", float, 1.0, "inverse of the L2 regularisation strength", minimum=0.0),
+    Param("max_iter", int, 2000, "solver iterations at most", minimum=1),
+    Param("class_weight", (str, dict), None, "'balanced' (weights inverse to the label frequencies) or a table "
+                                             "{label = weight}; unset: every pair weighs 1",
+          what="'balanced' or a table {label = weight}")])
 class LogisticLearner(Learner):
     """Pointwise logistic regression on standardised features (relevant vs not)."""
 
     name = "logistic"
-    defaults = {"C": 1.0, "max_iter": 2000, "class_weight": None}
 
     def fit(self, X, y, group_sizes, seed):
         from sklearn.linear_model import LogisticRegression
@@ -213,11 +223,11 @@ class LogisticLearner(Learner):
         return LinearScorer(model.coef_[0].astype(np.float64), float(model.intercept_[0]), mean, scale, self.name)
 
 
+@LEARNERS.register("ridge", [Param("alpha", float, 1.0, "L2 regularisation strength", minimum=0.0)])
 class RidgeLearner(Learner):
     """Pointwise least-squares regression of the relevance label (ridge) on standardised features."""
 
     name = "ridge"
-    defaults = {"alpha": 1.0}
 
     def fit(self, X, y, group_sizes, seed):
         from sklearn.linear_model import Ridge
@@ -227,12 +237,17 @@ class RidgeLearner(Learner):
         return LinearScorer(np.ravel(model.coef_).astype(np.float64), float(model.intercept_), mean, scale, self.name)
 
 
+@LEARNERS.register("gbt", [
+    Param("max_iter", int, 300, "boosting iterations (trees)", minimum=1),
+    Param("learning_rate", float, 0.1, "shrinkage of each tree", minimum=0.0),
+    Param("max_leaf_nodes", int, 31, "leaves per tree at most", minimum=2),
+    Param("min_samples_leaf", int, 50, "training pairs per leaf at least", minimum=1),
+    Param("l2_regularization", float, 0.0, "L2 regularisation of the leaf values", minimum=0.0),
+    Param("max_bins", int, 255, "bins a feature's values are put in", minimum=2, maximum=255)])
 class GBTLearner(Learner):
     """Pointwise gradient-boosted trees (scikit-learn HistGradientBoostingClassifier), exported to JSON."""
 
     name = "gbt"
-    defaults = {"max_iter": 300, "learning_rate": 0.1, "max_leaf_nodes": 31, "min_samples_leaf": 50,
-                "l2_regularization": 0.0, "max_bins": 255}
 
     def fit(self, X, y, group_sizes, seed):
         from sklearn.ensemble import HistGradientBoostingClassifier
@@ -251,13 +266,22 @@ class GBTLearner(Learner):
         return scorer
 
 
+@LEARNERS.register("lambdamart", [
+    Param("num_boost_round", int, 400, "boosting rounds (trees)", minimum=1),
+    Param("learning_rate", float, 0.05, "shrinkage of each tree", minimum=0.0),
+    Param("num_leaves", int, 31, "leaves per tree at most", minimum=2),
+    Param("min_data_in_leaf", int, 50, "training pairs per leaf at least", minimum=1),
+    Param("feature_fraction", float, 0.8, "features each tree may use (a fraction)", minimum=0.0, maximum=1.0),
+    Param("bagging_fraction", float, 0.8, "training pairs each bagging round samples (a fraction)", minimum=0.0,
+          maximum=1.0),
+    Param("bagging_freq", int, 1, "bag every N rounds (0: no bagging)", minimum=0),
+    Param("lambda_l2", float, 1.0, "L2 regularisation of the leaf values", minimum=0.0),
+    Param("lambdarank_truncation_level", int, 100, "ranks of each list the lambdas are computed over", minimum=1),
+    Param("num_threads", int, 2, "LightGBM threads", minimum=1)])
 class LambdaMARTLearner(Learner):
     """Listwise LambdaMART: LightGBM's ``lambdarank`` objective over each query's candidate list."""
 
     name = "lambdamart"
-    defaults = {"num_boost_round": 400, "learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 50,
-                "feature_fraction": 0.8, "bagging_fraction": 0.8, "bagging_freq": 1, "lambda_l2": 1.0,
-                "lambdarank_truncation_level": 100, "num_threads": 2}
 
     def fit(self, X, y, group_sizes, seed):
         import lightgbm as lgb
@@ -272,15 +296,11 @@ class LambdaMARTLearner(Learner):
         return LightGBMScorer(booster.model_to_string())
 
 
-LEARNERS: dict[str, type[Learner]] = {
-    "logistic": LogisticLearner, "ridge": RidgeLearner, "gbt": GBTLearner, "lambdamart": LambdaMARTLearner,
-}
 SCORERS: dict[str, type[Scorer]] = {
     "logistic": LinearScorer, "ridge": LinearScorer, "gbt": TreeEnsembleScorer, "lambdamart": LightGBMScorer,
 }
 
 
 def make_learner(name: str, params: dict[str, Any] | None = None) -> Learner:
-    if name not in LEARNERS:
-        raise ConfigError(None, None, f"unknown learner {name!r}; choose from {sorted(LEARNERS)}")
-    return LEARNERS[name](**(params or {}))
+    """The learner ``name`` with ``params`` (checked against its declaration, defaults filled in)."""
+    return LEARNERS.lookup(name).target(**(params or {}))

@@ -79,5 +79,15 @@ def test_training_is_deterministic_given_the_seed(learner):
 def test_unknown_learner_and_parameter_are_config_errors():
     with pytest.raises(ConfigError, match="unknown learner"):
         make_learner("svm")
-    with pytest.raises(ConfigError, match="unknown lambdamart parameter"):
+    with pytest.raises(ConfigError, match="unknown parameter 'num_leafs' for learner 'lambdamart'; allowed: .*did you "
+                                          "mean 'num_leaves'"):
         make_learner("lambdamart", {"num_leafs": 3})
+    with pytest.raises(ConfigError, match="'feature_fraction' must be a number between 0 and 1, got 2"):
+        make_learner("lambdamart", {"feature_fraction": 2})
+
+
+def test_every_learner_declares_its_parameters_once():
+    for name, component in LEARNERS.items():
+        assert component.target.name == name and component.doc
+        assert make_learner(name).params == component.defaults()
+        assert all(param.desc for param in component.params.values())
