@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ from hybrid.core.params import (
     B,
     Param,
 )
-from hybrid.core.registry import Component, Registry
+from hybrid.core.registry import Component, ErrorFactory, Registry
 from hybrid.core.stage import FeatureUnion, Retriever, Stage
 from hybrid.fusion.fuse import Fuse, parse_fusion_weights
 from hybrid.fusion.registry import METHOD, NORM, RRF_K_PARAM
@@ -61,6 +62,7 @@ from hybrid.store.models import ARTIFACTS_ENV, ModelSet, artifact_in, bound_dens
 from indexes.faiss_index import check_bound
 from indexes.sharded_index import ShardedIndex
 from ltr.featureset import load_featureset
+from ltr.learners import LEARNERS
 from ltr.model import TrainedModel
 from ltr.pipeline import LtrReranker
 
@@ -367,7 +369,15 @@ def _fuse(system: dict, context: Context, source: RecipeSource) -> Stage:
 _MODEL = Param("model", str, None, "the trained model (an artifact path)", required=True)
 #: The reranker types of a pipeline's ``rerankers`` (inline tables ``{type = ..., ...}``), each with its declared
 #: parameters: :func:`reranker_specs` checks a recipe's tables against them and fills in the defaults.
-RERANKERS: Registry[Component] = Registry("reranker type", fixed=["type"],
+@dataclass(frozen=True)
+class RerankerType(Component):
+    """A reranker type: ``target(spec, context, source)`` builds its stage from the resolved table; ``check(spec,
+    error)``, where given, refuses a table whose values do not fit together before anything is built."""
+
+    check: Callable[[dict, ErrorFactory], None] | None = None
+
+
+RERANKERS: Registry[RerankerType] = Registry("reranker type", RerankerType, fixed=["type"],
                                           describe="an inline table of a pipeline recipe's rerankers list: "
                                                    "{type = NAME, ...}")
 
@@ -386,7 +396,10 @@ def reranker_specs(system: dict, source: RecipeSource) -> list[dict]:
     resolved = []
     for spec in specs:
         kind = RERANKERS.lookup(spec.get("type"), error).name
-        resolved.append(RERANKERS.resolve(kind, spec, error, what=f"a {kind} reranker", prefix=f"a {kind}'s "))
+        values = RERANKERS.resolve(kind, spec, error, what=f"a {kind} reranker", prefix=f"a {kind}'s ")
+        if RERANKERS[kind].check is not None:
+            RERANKERS[kind].check(values, error)
+        resolved.append(values)
     return resolved
 
 
@@ -412,10 +425,12 @@ def _union(spec: dict, context: Context, source: RecipeSource) -> Stage:
 @RERANKERS.register("ltr", [
     _MODEL,
     Param("featureset", str, None, "the feature set the model must have been trained with (name or path)"),
-    Param("learner", str, None, "training: lambdamart, logistic, ... (see hybrid.recipe_train)"),
-    Param("params", dict, None, "training: the learner's hyper-parameters"),
+    Param("learner", str, None, "training: the learner (see hybrid.recipe_train)", choices=tuple(LEARNERS)),
+    Param("params", dict, None, "training: the learner's hyper-parameters (the learner's declared defaults for "
+                                "those it does not give)"),
     Param("depth", int, 100, "head of the input run it reorders", minimum=1),
-    Param("train_queries", int, None, "training: queries sampled from the training topics", minimum=1)])
+    Param("train_queries", int, None, "training: queries sampled from the training topics", minimum=1)],
+    check=lambda spec, error: _check_learner(spec, error))
 def _ltr(spec: dict, context: Context, source: RecipeSource) -> Stage:
     """A learning-to-rank model over a feature set (trained with python -m hybrid.recipe_train)."""
     path = artifact_path(spec["model"], "rerankers", "ltr", context, source)
@@ -423,6 +438,13 @@ def _ltr(spec: dict, context: Context, source: RecipeSource) -> Stage:
     if spec["featureset"] is not None:
         model.check_featureset(load_featureset(featureset_path(spec["featureset"], source)))
     return LtrReranker(model, context.index, depth=spec["depth"])
+
+
+def _check_learner(spec: dict, error: ErrorFactory) -> None:
+    """An ltr reranker's ``params`` are checked against its learner's declared parameters (when it names one)."""
+    if spec["learner"] is not None:
+        LEARNERS.resolve(spec["learner"], spec["params"] or {}, error,
+                         what=f"learner {spec['learner']!r} (an ltr reranker's params)", prefix="an ltr's params: ")
 
 
 @RERANKERS.register("reader", [

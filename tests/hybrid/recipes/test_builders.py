@@ -228,3 +228,19 @@ def test_bundled_multifield_reader_recipe_reranks_multifield_with_per_kind_weigh
         assert sorted(h.docid for h in run[topic.qid]) == sorted(h.docid for h in first[topic.qid])
         weights = {h.extra["interpolation_weight"] for h in run[topic.qid]}
         assert weights == {shipped[topic.kind]}
+
+
+@pytest.mark.parametrize(("reranker", "error"), [
+    ('{ type = "ltr", model = "m", learner = "lambdamrt" }', "a ltr's 'learner' must be one of logistic, ridge, gbt, "
+                                                             "lambdamart, got 'lambdamrt'"),
+    ('{ type = "ltr", model = "m", learner = "lambdamart", params = { num_leafs = 3 } }',
+     "unknown parameter 'num_leafs' for learner 'lambdamart' .*did you mean 'num_leaves'"),
+    ('{ type = "ltr", model = "m", learner = "logistic", params = { C = -1 } }',
+     "an ltr's params: 'C' must be a finite number >= 0, got -1"),
+])
+def test_an_ltr_rerankers_learner_and_params_are_checked_at_the_recipe_line(tmp_path, reranker, error):
+    """A learner's name and hyper-parameters are refused where the recipe gives them, not when training starts."""
+    path = tmp_path / "r.toml"
+    path.write_text(f'name = "r"\n[system]\ntype = "pipeline"\nfirst = "bm25"\nrerankers = [{reranker}]\n')
+    with pytest.raises(ConfigError, match=r"r\.toml:5: " + error):
+        load_recipe(str(path)).build(Context(index=None))
