@@ -187,3 +187,14 @@ def output_file(text: str) -> str:
     if os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text} is a directory; give the name of a file to write")
     return text
+
+
+def format_table(table: dict[str, dict[str, float]], measures: tuple[str, ...]) -> str:
+    """Means by group as every command prints them: a row per group (``all``, then each kind) with its number of
+    queries (``#q``), a column per measure (``table``: group -> measure -> mean, as hybrid.core.measures.evaluate
+    gives it)."""
+    head = f"{'group':10s} {'#q':>6s} " + " ".join(f"{m:>9s}" for m in measures)
+    rows = [head]
+    for group, values in table.items():
+        rows.append(f"{group:10s} {int(values['#q']):6d} " + " ".join(f"{values[m]:9.4f}" for m in measures))
+    return "\n".join(rows)

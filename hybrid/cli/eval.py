@@ -27,7 +27,7 @@ import json
 import sys
 
 from hybrid.api import sample_path
-from hybrid.cli.common import make_parser, run_cli
+from hybrid.cli.common import format_table, make_parser, run_cli
 from hybrid.core.errors import InputError
 from hybrid.core.formats.consistency import compare_query_ids, topic_query_ids
 from hybrid.core.formats.qrels import read_qrels
@@ -36,14 +36,6 @@ from hybrid.core.judged import judged_only, read_judged, unjudged_count, with_ju
 from hybrid.core.measures import DEFAULT_MEASURES, evaluate, parse_measures, per_query
 from hybrid.evaluation.groups import kinds_from_topics, no_kinds_reason
 from hybrid.evaluation.trec_format import is_trec_name, trec_eval_lines
-
-
-def format_table(table: dict[str, dict[str, float]], measures: tuple[str, ...]) -> str:
-    head = f"{'group':10s} {'#q':>6s} " + " ".join(f"{m:>9s}" for m in measures)
-    rows = [head]
-    for group, values in table.items():
-        rows.append(f"{group:10s} {int(values['#q']):6d} " + " ".join(f"{values[m]:9.4f}" for m in measures))
-    return "\n".join(rows)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -31,6 +31,7 @@ from pathlib import Path
 from hybrid.api import attach_spans
 from hybrid.cli.common import (
     add_quiet,
+    format_table,
     make_parser,
     non_negative_int,
     output_file,
@@ -204,7 +205,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         print(json.dumps({"run": args.output, "spans": args.output_spans, **options}), file=sys.stderr)
         if qrels is not None:
-            from hybrid.cli.eval import format_table  # deferred: importing it loads ir_measures
             from hybrid.core.measures import evaluate  # deferred: importing it loads ir_measures
 
             shown = tuple(dict.fromkeys(("RR@10", "AP@100", "R@100", "nDCG@10", measure[0])))

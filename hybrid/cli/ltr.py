@@ -37,6 +37,7 @@ from typing import Any
 from hybrid.cli.common import (
     add_quiet,
     add_subparser,
+    format_table,
     make_parser,
     output_file,
     positive_int,
@@ -190,25 +191,23 @@ class Inputs:
 
 
 def _evaluate(qrels, run, kinds, label: str) -> dict:
-    # deferred: importing it loads ir_measures, numpy
-    # deferred: importing it loads ir_measures, numpy
-    # deferred: importing it loads ir_measures, numpy
-    from ltr.metrics import REPORT_MEASURES, by_kind, per_query_metrics
+    from ltr.metrics import REPORT_MEASURES, by_kind, per_query_metrics  # deferred: importing it loads ir_measures
 
     pq = per_query_metrics(qrels, run, REPORT_MEASURES)
     table = {m: by_kind(pq[m], kinds) for m in REPORT_MEASURES}
-    print(format_metrics({label: table}), file=sys.stderr)
+    print_means(label, table, pq[REPORT_MEASURES[0]], kinds)
     return table
 
 
-def format_metrics(tables: dict[str, dict[str, dict[str, float]]], measures=("AP@100", "RR@10"),
-                   kinds=("event", "entity", "all")) -> str:
-    head = "| run | " + " | ".join(f"{m} {k}" for m in measures for k in kinds) + " |"
-    lines = [head, "|" + "---|" * (1 + len(measures) * len(kinds))]
-    for label, table in tables.items():
-        lines.append(f"| {label} | " + " | ".join(f"{table[m].get(k, float('nan')):.4f}" for m in measures
-                                                    for k in kinds) + " |")
-    return "\n".join(lines)
+def print_means(label: str, means: dict[str, dict[str, float]], qids, kinds: dict[str, str],
+                measures: tuple[str, ...] = ("AP@100", "RR@10")) -> None:
+    """LTR's means by kind (measure -> kind -> mean, as ltr.metrics.by_kind gives them) in the table every command
+    prints (hybrid.cli.common.format_table), under ``label``."""
+    from hybrid.core.measures import group_qids  # deferred: importing it loads ir_measures
+
+    rows = {group: {**{m: means[m][group] for m in measures}, "#q": len(members)}
+            for group, members in group_qids(qids, kinds, missing="unknown").items()}
+    print(f"{label}\n{format_table(rows, measures)}", file=sys.stderr)
 
 
 def _open(args: argparse.Namespace):
@@ -245,7 +244,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         scores, folds = cv_scores(featureset, args.learner, params, matrix, groups, args.cv, args.seed)
         pq = per_query_metrics(train.qrels, matrix.to_run(scores), ("AP@100", "RR@10"), matrix.query_ids)
         metrics["cv"] = {"k": args.cv, "folds": folds, **{m: by_kind(pq[m], train.kinds) for m in pq}}
-        print(format_metrics({f"{args.learner} {args.cv}-fold CV": metrics["cv"]}), file=sys.stderr)
+        print_means(f"{args.learner} {args.cv}-fold CV", metrics["cv"], pq["AP@100"], train.kinds)
     config = {"command": "train", "argv": sys.argv[1:], "featureset_file": args.featureset, "index": args.index,
               "depth": args.depth, "inputs": train.paths, "queries": len(train.topics), "pairs": len(matrix)}
     model = train_model(args.learner, params, featureset, matrix, args.seed, config)

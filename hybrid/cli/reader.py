@@ -25,6 +25,7 @@ from pathlib import Path
 from hybrid.cli.common import (
     add_quiet,
     add_subparser,
+    format_table,
     make_parser,
     output_file,
     positive_int,
@@ -221,7 +222,6 @@ def cmd_rerank(args: argparse.Namespace) -> int:
                             **produced_by()))
     print(json.dumps(meta), file=sys.stderr)
     if args.qrels:
-        from hybrid.cli.eval import format_table  # deferred: importing it loads ir_measures
         from hybrid.core.measures import evaluate  # deferred: importing it loads ir_measures
 
         qrels = {q: j for q, j in read_qrels(args.qrels).items() if q in run}

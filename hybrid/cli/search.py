@@ -34,6 +34,7 @@ from typing import Any
 from hybrid.api import fill_mentions
 from hybrid.cli.common import (
     add_quiet,
+    format_table,
     make_parser,
     output_file,
     positive_int,
@@ -336,7 +337,6 @@ def main(argv: list[str] | None = None) -> int:
     write_run_set(run, output, tag=args.tag or retriever.name, spans_path=args.spans, meta=dict(meta, **provenance))
     print(json.dumps(meta), file=sys.stderr)
     if qrels_path:
-        from hybrid.cli.eval import format_table  # deferred: importing it loads ir_measures
 
         groups = {t.qid: t.kind for t in topics if t.kind}
         groups.update({t.qid: (index.query_record(t).kind or "unknown") for t in topics if not t.kind})

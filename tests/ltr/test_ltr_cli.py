@@ -59,7 +59,9 @@ def test_rerank_reorders_the_same_candidates(model, first_stage, capsys):
         assert {h.docid for h in after[qid]} == {h.docid for h in before[qid]}
     meta = json.loads(Path(f"{out}.meta.json").read_text())
     assert meta["queries"] == 3 and meta["fingerprint"] and "features_s" in meta
-    assert "AP@100 event" in capsys.readouterr().err
+    table = capsys.readouterr().err.split("reranked\n", 1)[1].splitlines()  # the table every command prints
+    assert table[0].split() == ["group", "#q", "AP@100", "RR@10"]
+    assert [row.split()[:2] for row in table[1:4]] == [["all", "3"], ["entity", "1"], ["event", "2"]]
 
 
 def test_rerank_refuses_another_feature_set(model, first_stage, capsys):
@@ -105,3 +107,14 @@ def test_features_command_lists_documented_features(capsys):
     assert lines[0] == "| feature | group | description |"
     assert any(line.startswith("| chain_shared_phrase | chain | ") for line in lines)
     assert run_cli(main, ["features", "--group", "nope"]) == 2
+
+
+def test_train_with_cv_prints_the_cv_means_in_the_common_table(first_stage, capsys):
+    argv = ["train", *inputs(first_stage), "--qrels", str(first_stage["qrels"]), "--learner", "logistic",
+            "--featureset", str(CONFIGS / "default.toml"), "--cv", "2", "--output", str(first_stage["dir"] / "cv")]
+    assert run_cli(main, argv) == 0
+    table = capsys.readouterr().err.split("logistic 2-fold CV\n", 1)[1].splitlines()
+    assert table[0].split() == ["group", "#q", "AP@100", "RR@10"]
+    cv = json.loads((first_stage["dir"] / "cv" / "ltr-model.json").read_text())["metrics"]["cv"]
+    assert [row.split()[0] for row in table[1:4]] == ["all", "entity", "event"]
+    assert float(table[1].split()[2]) == pytest.approx(cv["AP@100"]["all"], abs=1e-4)
