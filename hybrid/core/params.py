@@ -14,6 +14,7 @@ ranking all start from them, so a study that changes them changes them here or p
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -86,7 +87,10 @@ class Param:
             return f"'{self.name}' must be {self.rule()} and below 2**31 (2147483648), got {value!r}"
         if ok and self.choices is not None and value not in self.choices:
             ok = False
-        return None if ok else f"'{self.name}' must be {self.rule()}, got {value!r}"
+        if ok:
+            return None
+        near = suggestion(value, self.choices) if self.choices else ""
+        return f"'{self.name}' must be {self.rule()}, got {value!r}{near}"
 
     def coerce(self, value: Any) -> Any:
         """A valid value in the parameter's type (an integer given for a number becomes a float)."""
@@ -110,6 +114,12 @@ class Param:
 
         convert.__name__ = self.name  # argparse names the converter in "invalid <name> value" messages
         return convert
+
+
+def suggestion(name: Any, known: Sequence[str]) -> str:
+    """``"; did you mean 'x'?"`` when ``name`` is a string near one of ``known``, else empty."""
+    near = difflib.get_close_matches(name, list(known), n=1) if isinstance(name, str) else []
+    return f"; did you mean {near[0]!r}?" if near else ""
 
 
 def _plain(value: Any) -> str:

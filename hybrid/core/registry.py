@@ -22,13 +22,12 @@ missing required values are one error naming the key and the fix), fill in its d
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from hybrid.core.errors import ConfigError
-from hybrid.core.params import Param, params_by_name
+from hybrid.core.params import Param, params_by_name, suggestion
 
 #: How a registry reports a bad value: ``error(key, reason)`` returns the exception to raise (``key`` is None
 #: when the problem is the whole table, e.g. a required key it lacks). The default names no file.
@@ -59,12 +58,6 @@ C = TypeVar("C", bound=Component)
 
 def first_line(obj: Any) -> str:
     return (getattr(obj, "__doc__", None) or "").strip().split("\n")[0]
-
-
-def suggestion(name: str, known: Sequence[str]) -> str:
-    """``"; did you mean 'x'?"`` for a near name, else empty."""
-    near = difflib.get_close_matches(name, list(known), n=1) if isinstance(name, str) else []
-    return f"; did you mean {near[0]!r}?" if near else ""
 
 
 class Registry(Mapping[str, C], Generic[C]):

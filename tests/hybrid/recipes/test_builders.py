@@ -231,8 +231,9 @@ def test_bundled_multifield_reader_recipe_reranks_multifield_with_per_kind_weigh
 
 
 @pytest.mark.parametrize(("reranker", "error"), [
-    ('{ type = "ltr", model = "m", learner = "lambdamrt" }', "a ltr's 'learner' must be one of logistic, ridge, gbt, "
-                                                             "lambdamart, got 'lambdamrt'"),
+    ('{ type = "ltr", model = "m", learner = "lambdamrt" }',
+     "a ltr's 'learner' must be one of logistic, ridge, gbt, lambdamart, got 'lambdamrt'; did you mean "
+     "'lambdamart'\\?"),
     ('{ type = "ltr", model = "m", learner = "lambdamart", params = { num_leafs = 3 } }',
      "unknown parameter 'num_leafs' for learner 'lambdamart' .*did you mean 'num_leaves'"),
     ('{ type = "ltr", model = "m", learner = "logistic", params = { C = -1 } }',
