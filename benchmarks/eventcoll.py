@@ -83,8 +83,8 @@ def mention_runs(index_path: str, events: list, hits: int = 300) -> dict:
 def main(argv: list[str] | None = None) -> int:
     import torch
 
+    from hybrid.collect.ltr import cross_validate, event_matrix, train
     from hybrid.collect.stage import load_encoder
-    from ltr.collect import cross_validate, event_matrix, train
 
     torch.set_num_threads(1)
     args = parser().parse_args(argv)

@@ -34,6 +34,7 @@ from hybrid.collect.collection import Collection
 from hybrid.collect.ecb import build_events, event_qrels, read_event_names, read_seed_mentions, write_qrels
 from hybrid.collect.events import EventQuery, event_groups, parse_event, read_events
 from hybrid.collect.kb import read_kb
+from hybrid.collect.ltr import EVENT_MODEL, EventModel, cross_validate, event_matrix, train
 from hybrid.collect.rankers import RANKERS
 from hybrid.collect.stage import EventCollector
 from hybrid.core.atomic import atomic_write
@@ -44,7 +45,6 @@ from hybrid.core.outputs import RUN, RUN_SIDES, Input, Output, Writes, inputs_of
 from hybrid.core.provenance import inputs, produced_by
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
-from ltr.collect import EVENT_MODEL, EventModel, cross_validate, event_matrix, train
 
 
 def _source_args(p: argparse.ArgumentParser) -> None:

@@ -3,7 +3,7 @@
 :class:`EventCollector` is a :class:`~hybrid.core.stage.Retriever` so recipes and
 ``hybrid.experiment`` run it like any stage; its topics carry an :class:`~hybrid.collect.events.EventQuery`
 (:meth:`EventQuery.to_topic`), its hits are document ids. One ranker scores the documents, or a
-``combiner`` (the LambdaMART model of :mod:`ltr.collect`, injected so this layer never imports ``ltr``)
+``combiner`` (the LambdaMART model of :mod:`hybrid.collect.ltr`, injected by whoever builds the stage)
 re-scores the candidates from every ranker's scores.
 """
 

@@ -5,20 +5,20 @@
 JSONL, optional), ``entities_cache`` (a file caching the collection's detected entities, relative to the
 artifacts directory). The collection is the index's stored passages, annotated once per process.
 
-``eventcoll-ltr``: *our-full*, LambdaMART (:mod:`ltr.collect`) over those rankers; ``model`` names the
+``eventcoll-ltr``: *our-full*, LambdaMART (:mod:`hybrid.collect.ltr`) over those rankers; ``model`` names the
 trained model (an artifact).
 """
 
 from __future__ import annotations
 
 from hybrid.collect.kb import read_kb
+from hybrid.collect.ltr import EventModel
 from hybrid.collect.rankers import RANKERS
 from hybrid.collect.stage import EventCollector, collection_of
 from hybrid.core.params import Param
 from hybrid.core.stage import Stage
 from hybrid.recipes.builders import artifact_path
 from hybrid.recipes.registry import Context, RecipeSource, register
-from ltr.collect import EventModel
 
 #: What both event-collection system types take.
 EVENT_PARAMS = [
@@ -54,7 +54,7 @@ def _eventcoll(system: dict, context: Context, source: RecipeSource) -> EventCol
           [*EVENT_PARAMS, Param("model", str, None, "the trained model (an artifact path)", required=True)],
           topics="events")
 def _eventcoll_ltr(system: dict, context: Context, source: RecipeSource) -> Stage:
-    """*our-full* of event-collection building: LambdaMART (:mod:`ltr.collect`) over the rankers of
+    """*our-full* of event-collection building: LambdaMART (:mod:`hybrid.collect.ltr`) over the rankers of
     :mod:`hybrid.collect` (event topics in, documents out)."""
     model = EventModel.load(artifact_path(system["model"], "model", "eventcoll", context, source))
     return collector_for(system, context, source, combiner=model.combiner(), rankers=model.rankers,

@@ -359,7 +359,7 @@ def test_the_policy_replaces_its_own_kind_and_empty_folders(tmp_path):
 
 
 def test_a_kind_with_a_generic_manifest_checks_its_format(tmp_path):
-    from ltr.collect import EVENT_MODEL
+    from hybrid.collect.ltr import EVENT_MODEL
 
     other = tmp_path / "m"
     other.mkdir()

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from hybrid.collect.features import feature_names
+from hybrid.collect.ltr import MODEL_FILE, EventMatrix, EventModel, cross_validate, train
 from hybrid.collect.rankers import RANKERS
 from hybrid.core.errors import InputError
-from ltr.collect import MODEL_FILE, EventMatrix, EventModel, cross_validate, train
 
 
 def toy_matrices(n_events: int = 10, seed: int = 0):
