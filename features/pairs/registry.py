@@ -40,7 +40,9 @@ def register_external(factory: Callable[[], Iterable[FeatureProvider]]) -> None:
 
 @lru_cache(maxsize=1)
 def external_providers() -> tuple[FeatureProvider, ...]:
-    return tuple(provider for make in _EXTERNAL_FACTORIES for provider in make())
+    """The registered external providers by group name: the same order whichever part of the project registered
+    its own first."""
+    return tuple(sorted((provider for make in _EXTERNAL_FACTORIES for provider in make()), key=lambda p: p.group))
 
 
 def providers() -> tuple[FeatureProvider, ...]:
