@@ -217,6 +217,15 @@ def folder_digest(path: str | Path) -> str:
 # -- dense similarity ------------------------------------------------------------------------------------
 
 
+def dense_index_identity(index: str | Path | None) -> dict[str, Any]:
+    """What fixes a dense provider's values beyond its options: the sha256 of its dense index's metadata (nothing
+    when it reads the hybrid index's own ``dense/``)."""
+    if not index:
+        return {}
+    meta = resolve_dense_dir(index) / DENSE_METADATA
+    return {"dense_index": hashlib.sha256(meta.read_bytes()).hexdigest()}
+
+
 def _dense_missing() -> str | None:
     return (_module_missing("indexes.faiss_index") or _module_missing("hybrid.retrieval.dense")
             or _module_missing("faiss"))
@@ -308,11 +317,7 @@ class DenseProvider(FeatureProvider):
         return DenseProvider(**options)
 
     def identity(self) -> dict[str, Any]:
-        if not self.index_path:
-            return {}
-
-        meta = resolve_dense_dir(self.index_path) / DENSE_METADATA
-        return {"dense_index": hashlib.sha256(meta.read_bytes()).hexdigest()}
+        return dense_index_identity(self.index_path)
 
     def features(self) -> dict[str, Feature]:
         d = self.depth
@@ -394,7 +399,7 @@ class DenseNeighboursProvider(FeatureProvider):
         return DenseNeighboursProvider(**options)
 
     def identity(self) -> dict[str, Any]:
-        return DenseProvider(self.index_path).identity()
+        return dense_index_identity(self.index_path)
 
     def features(self) -> dict[str, Feature]:
         docs = {
@@ -552,7 +557,7 @@ class FusionProvider(RetrieverScoresProvider):
         return FusionProvider(**options)
 
     def identity(self) -> dict[str, Any]:
-        return DenseProvider(self.index_path).identity()
+        return dense_index_identity(self.index_path)
 
     def _make(self, index):
         dense = shared_dense_retriever(self.index_path or index.path, self.encoder_path, self.depth)
