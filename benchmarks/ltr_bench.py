@@ -250,7 +250,7 @@ def main(argv=None) -> int:
     bm25_sample_s = time.perf_counter() - started
     mf_sample = {t.qid: runs["dev"][t.qid] for t in timing_topics}
     timing = {}
-    from ltr.providers import clear_query_memos
+    from hybrid.retrieval.providers import clear_query_memos
 
     for label, model in ((main_label, main_model), (configs[1][0], models[configs[1][0]])):
         clear_query_memos()  # the query vectors of the dev extraction are remembered: start cold

@@ -3,8 +3,8 @@
 Built-in groups (pure Python, always available): ``string``, ``type``, ``chain``, ``arguments``,
 ``context``, ``first_stage``, ``union`` (the scores of a feature union ``a ** b`` in the candidate list),
 ``neighbours`` (how the other candidates of the same list resemble the candidate).
-External groups wrap other parts of the project (:mod:`ltr.providers`,
-registered by it through :func:`register_external`): per-field sparse scores of the Java extractor,
+External groups wrap other parts of the project (:mod:`ltr.providers` and :mod:`hybrid.retrieval.providers`,
+registered by them through :func:`register_external`): per-field sparse scores of the Java extractor,
 dense and fusion scores, the neural reader. An external provider whose module is missing or not usable is still
 listed, with the reason, so a feature set naming its features fails with an explanation rather than
 "unknown feature".
@@ -27,7 +27,9 @@ BUILTIN: tuple[FeatureProvider, ...] = (
 
 
 #: Factories of the external providers. They wrap parts of the project above ``features/`` (retrievers, the
-#: reader), so those parts register them: :mod:`ltr.providers` registers its own when ``ltr`` is imported.
+#: reader), so those parts register them: :mod:`ltr.providers` registers its own when ``ltr`` is imported, and
+#: :mod:`hybrid.retrieval.providers` (bm25f, dense, fusion) when it is imported (by :mod:`hybrid.recipes` and
+#: ``python -m hybrid.ltr``).
 _EXTERNAL_FACTORIES: list[Callable[[], Iterable[FeatureProvider]]] = []
 
 

@@ -430,6 +430,9 @@ COMMANDS = {"features": cmd_features, "train": cmd_train, "rerank": cmd_rerank, 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     writes(args).check()
+    # deferred: importing it loads numpy; it registers the feature groups that wrap retrievers (bm25f, dense, fusion)
+    from hybrid.retrieval import providers  # noqa: F401
+
     if getattr(args, "quiet", False):
         logging.getLogger("ltr").setLevel(logging.WARNING)
         logging.getLogger("hybrid").setLevel(logging.WARNING)

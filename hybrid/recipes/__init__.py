@@ -2,7 +2,8 @@
 
 :mod:`hybrid.recipes.registry` reads and checks recipe files and keeps the registry of ``system.type``
 builders; :mod:`hybrid.recipes.builders` registers one builder per stage the engine has. Importing this
-package loads both, so every bundled recipe can be built.
+package loads both, so every bundled recipe can be built, and registers the feature groups that wrap retrievers
+(:mod:`hybrid.retrieval.providers`), so every feature set of an LTR reranker can be read.
 """
 
 from hybrid.recipes import builders as builders  # noqa: F401  (registers the system types)
@@ -21,6 +22,7 @@ from hybrid.recipes.registry import (
     register,
     topics_kind,
 )
+from hybrid.retrieval import providers as providers  # noqa: F401  (registers the retriever-backed feature groups)
 
 __all__ = [
     "BUILDERS", "RECIPE_DIR", "Context", "Recipe", "RecipeSource", "build_system", "bundled_recipes", "check_name",

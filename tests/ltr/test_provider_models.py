@@ -8,6 +8,7 @@ import pytest
 from features.pairs import registry
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.topics import read_topics
+from hybrid.retrieval import providers as retriever_providers  # noqa: F401  (registers bm25f, dense, fusion)
 from ltr.batch import build_batch
 from ltr.resources import IndexResources
 
@@ -84,7 +85,7 @@ def test_fusion_scores(batch, dense_dir):
 
 
 def test_dense_and_fusion_encode_each_query_once(batch, dense_dir):
-    from ltr.providers import QueryVectorMemo, shared_dense_retriever
+    from hybrid.retrieval.providers import QueryVectorMemo, shared_dense_retriever
 
     dense = registry.configured("dense", {"index": str(dense_dir), "depth": 7})
     fusion = registry.configured("fusion", {"index": str(dense_dir), "method": "combsum", "depth": 7})
@@ -101,7 +102,7 @@ def test_dense_and_fusion_encode_each_query_once(batch, dense_dir):
 
 
 def test_query_memo_is_bounded_and_encodes_duplicates_once():
-    from ltr.providers import QueryVectorMemo
+    from hybrid.retrieval.providers import QueryVectorMemo
 
     class Counting:
         def __init__(self):

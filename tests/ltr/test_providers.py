@@ -7,6 +7,7 @@ import pytest
 
 from features.pairs import registry
 from hybrid.core.formats.topics import read_topics
+from hybrid.retrieval import providers as retriever_providers  # noqa: F401  (registers bm25f, dense, fusion)
 from ltr.batch import build_batch
 from ltr.resources import IndexResources
 
