@@ -190,3 +190,55 @@ def test_every_command_is_found_by_one_rule():
                     if not any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in
                                ast.parse((ROOT / "hybrid" / "cli" / f"{name}.py").read_text(encoding="utf-8")).body)]
     assert not without_main, f"command modules without main(): {without_main}"
+
+
+#: what ltr/, indexes/ and features/ may import of hybrid/: the ground layer (hybrid.core, and the model store
+#: hybrid.store, files only) is the one place below them that lives inside the hybrid/ folder
+GROUND = ("hybrid.core", "hybrid.store")
+
+
+def imports_above_the_ground(source: str) -> list[tuple[int, str]]:
+    """(line, module) of every import of a hybrid.* module outside the ground layer, wherever it stands: module
+    level, inside a function (deferred), under ``if TYPE_CHECKING``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] if node.module != "hybrid" else [f"hybrid.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found += [(node.lineno, name) for name in names
+                  if name.split(".")[0] == "hybrid" and not any(name == g or name.startswith(g + ".") for g in GROUND)]
+    return sorted(found)
+
+
+def test_the_lower_folders_import_only_the_ground_of_hybrid():
+    """Between top-level folders the only imports that run back up are those into the ground layer: ltr/, indexes/
+    and features/ sit below hybrid's retrieval, commands and systems, and import of hybrid/ only hybrid.core and
+    hybrid.store (docs/architecture.md). import-linter holds the layer order; this holds the folders to it, imports
+    inside functions included."""
+    upward = [f"{path.relative_to(ROOT)}:{line} imports {name}"
+              for package in ("ltr", "indexes", "features") for path in sorted((ROOT / package).rglob("*.py"))
+              for line, name in imports_above_the_ground(path.read_text(encoding="utf-8"))]
+    assert not upward, f"imports from a lower folder up into hybrid/: {upward}"
+
+
+def test_the_upward_rule_flags_what_it_should():
+    source = """from hybrid.core.records import Run
+from hybrid.store import models
+import hybrid.core.jvm
+from hybrid.retrieval.sparse import MultiFieldBM25
+from hybrid import api, core
+import hybrid.fusion.fuse as fuse
+
+def later():
+    from hybrid.evaluation.comparison import compare  # deferred: loads scipy
+
+if TYPE_CHECKING:
+    from hybrid.recipes import Context
+from hybridish import x
+"""
+    assert imports_above_the_ground(source) == [
+        (4, "hybrid.retrieval.sparse"), (5, "hybrid.api"), (6, "hybrid.fusion.fuse"),
+        (9, "hybrid.evaluation.comparison"), (12, "hybrid.recipes")]
