@@ -181,8 +181,9 @@ class LightGBMScorer(Scorer):
 #: them): a recipe's ``{type = "ltr", learner = NAME, params = {...}}`` and ``python -m hybrid.ltr --learner NAME
 #: --param KEY=VALUE`` are checked against the declaration, which also fills in every default.
 LEARNERS: Registry[Component] = Registry("learner", noun="parameter",
-                                         describe="the model an ltr reranker is trained with: learner = NAME, "
-                                                  "params = {PARAMETER = VALUE, ...}")
+                                         describe="The model an ltr reranker is trained with: learner = NAME, "
+                                                  "params = {PARAMETER = VALUE, ...} in a recipe, --learner NAME "
+                                                  "--param PARAMETER=VALUE to python -m hybrid.ltr.")
 
 
 class Learner(ABC):

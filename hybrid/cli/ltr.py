@@ -86,7 +86,8 @@ def _learner(p: argparse.ArgumentParser) -> None:
     p.add_argument("--featureset", default=str(DEFAULT_FEATURESET), help="feature set TOML")
     p.add_argument("--learner", choices=sorted(LEARNERS), default="lambdamart")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="learner parameter (repeatable), e.g. --param num_leaves=63")
+                   help="learner parameter (repeatable), e.g. --param num_leaves=63; python -m hybrid.recipes "
+                        "types lists each learner's, with their defaults")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,15 +1,18 @@
-"""``python -m hybrid.recipes``: what can be built - the bundled recipes, and every system type with its parameters.
+"""``python -m hybrid.recipes``: what can be built - the bundled recipes, and every component with its parameters.
 
 Examples::
 
     python -m hybrid.recipes                  # the bundled recipes, one line each (with the artifacts they need),
                                               # then the recommended ones
-    python -m hybrid.recipes types            # every system type: its parameters, types, defaults, descriptions
-    python -m hybrid.recipes types dense      # one system type
+    python -m hybrid.recipes types            # every component: system types, reranker types, fusion methods,
+                                              # learners and feature groups, with their parameters, types,
+                                              # defaults and descriptions
+    python -m hybrid.recipes types dense      # the components named dense (a system type and a feature group)
     python -m hybrid.recipes show fused-net   # one recipe's TOML
 
-The parameter tables are generated from the builders' declarations (:class:`hybrid.core.params.Param`), the
-same objects that check recipe files and give ``python -m hybrid.search`` its options and defaults.
+The parameter tables are generated from the components' declarations (:class:`hybrid.core.params.Param` in a
+:class:`hybrid.core.registry.Registry`), the same objects that check recipe files, fill in their defaults and
+give ``python -m hybrid.search`` its options and defaults.
 """
 
 from __future__ import annotations
@@ -18,10 +21,9 @@ import sys
 
 from hybrid.cli.common import add_subparser, make_parser, run_cli
 from hybrid.core.errors import InputError
-from hybrid.core.params import Param
-from hybrid.recipes import BUILDERS, Recipe, bundled_recipes, load_recipe
-from hybrid.recipes.builders import RERANKERS
-from hybrid.recipes.registry import NAME_PARAM
+from hybrid.core.params import Param, suggestion
+from hybrid.core.registry import REGISTRIES, Registry
+from hybrid.recipes import Recipe, bundled_recipes, load_recipe
 
 
 def type_name(param: Param) -> str:
@@ -40,33 +42,61 @@ def param_rows(params: list[Param]) -> list[str]:
     return rows
 
 
-def describe_type(kind: str) -> str:
-    builder = BUILDERS[kind]
-    lines = [f"## {kind}", "", builder.doc or "", ""]
-    if builder.topics != "mentions":
-        lines += [f"Topics: {builder.topics}; hits are documents.", ""]
-    lines += param_rows([*builder.params.values(), NAME_PARAM])
-    if kind == "pipeline":
-        for reranker in sorted(RERANKERS):
-            rows = param_rows(RERANKERS.parameters(reranker))
-            lines += ["", f"Reranker `{{type = \"{reranker}\", ...}}`:", "", *rows]
+#: The kinds of component, in the order ``types`` prints them (a registry made later is printed after them).
+KINDS = ("system type", "reranker type", "fusion method", "learner", "feature group")
+
+
+def registries() -> list[Registry]:
+    """Every registry of components, in :data:`KINDS` order."""
+    return sorted(REGISTRIES.values(), key=lambda r: KINDS.index(r.kind) if r.kind in KINDS else len(KINDS))
+
+
+def describe_component(registry: Registry, name: str) -> str:
+    """One component: its name, what it is, its notes and its parameter table (the kind's common ones too)."""
+    component = registry[name]
+    lines = [f"## {name}", "", component.doc or "", ""]
+    if component.notes():
+        lines += [" ".join(component.notes()), ""]
+    params = registry.parameters(name)
+    lines += param_rows(params) if params else ["No parameters."]
     return "\n".join(lines)
+
+
+def describe_kind(registry: Registry, names: list[str] | None = None) -> str:
+    """A kind's heading and what it is, then each of its components (``names``: only these)."""
+    title = f"# {registry.kind[0].upper()}{registry.kind[1:]}s"
+    parts = [f"{title}\n\n{registry.describe}" if registry.describe else title]
+    parts += [describe_component(registry, name) for name in (names or sorted(registry))]
+    return "\n\n".join(parts)
+
+
+def describe_types(names: list[str]) -> str:
+    """Every component of every kind, or those named (a name may be a component of several kinds)."""
+    known = {name for registry in registries() for name in registry}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise InputError(None, None, f"no component named {unknown[0]!r}; known: {', '.join(sorted(known))}"
+                                     f"{suggestion(unknown[0], sorted(known))}")
+    parts = []
+    for registry in registries():
+        chosen = [name for name in names if name in registry] if names else sorted(registry)
+        if chosen:
+            parts.append(describe_kind(registry, chosen))
+    return "\n\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser("python -m hybrid.recipes", __doc__, epilog=True)
     sub = parser.add_subparsers(dest="command")
     add_subparser(sub, "list", help="the bundled recipes (the default)")
-    types = add_subparser(sub, "types", help="system types and their parameters (markdown)")
-    types.add_argument("type", nargs="*", help="only these system types")
+    types = add_subparser(sub, "types", help="every component (system types, reranker types, fusion methods, learners, "
+                                             "feature groups) and its parameters (markdown)")
+    types.add_argument("type", nargs="*", help="only the components of these names")
     show = add_subparser(sub, "show", help="a recipe's TOML")
     show.add_argument("recipe", help="a bundled recipe's name or a TOML path")
     args = parser.parse_args(argv)
     if args.command == "types":
-        unknown = [t for t in args.type if t not in BUILDERS]
-        if unknown:
-            raise InputError(None, None, f"unknown system type {unknown[0]!r}; known: {sorted(BUILDERS)}")
-        print("\n\n".join(describe_type(kind) for kind in (args.type or sorted(BUILDERS))))
+        print(describe_types(args.type))
     elif args.command == "show":
         print(load_recipe(args.recipe).source.text, end="")
     else:

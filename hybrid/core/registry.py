@@ -52,6 +52,10 @@ class Component:
         """``{parameter: default}`` for every declared parameter."""
         return {name: param.default for name, param in self.params.items()}
 
+    def notes(self) -> list[str]:
+        """What else a reader of ``python -m hybrid.recipes types`` should know about it, one line each."""
+        return []
+
 
 C = TypeVar("C", bound=Component)
 

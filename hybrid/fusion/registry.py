@@ -44,6 +44,10 @@ class FusionMethod(Component):
     def desc(self) -> str:
         return self.doc
 
+    def notes(self) -> list[str]:
+        weights = "one weight per run (weights = ...)" if self.weighted else "no weights: every run counts alike"
+        return [f"Takes {weights}."] + ([f"Reproduces {self.reference}."] if self.reference else [])
+
     def fuse(self, runs: Sequence[Run], weights: Sequence[float] | None, k: int | None, **options) -> Run:
         if not self.weighted and weights is not None and len(set(weights)) > 1:
             raise ConfigError(None, None, f"fusion method {self.name} takes no weights (every run counts alike); "
@@ -56,8 +60,8 @@ class FusionMethod(Component):
 
 #: The fusion methods by name (ranx's ``fuse`` table in the project's one registry style).
 FUSIONS: Registry[FusionMethod] = Registry("fusion method", FusionMethod,
-                                           describe="how a fuse recipe (method = NAME), python -m hybrid.fuse "
-                                                    "--method and python -m hybrid.search --fusion combine runs")
+                                           describe="How a fuse recipe (method = NAME), python -m hybrid.fuse "
+                                                    "--method and python -m hybrid.search --fusion combine runs.")
 FUSIONS.add("rrf", rrf, [RRF_K_PARAM], "reciprocal rank fusion: sum of w / (rrf_k + rank)",
             reference="ranx rrf, pyserini.fusion reciprocal_rank_fusion")
 FUSIONS.add("combsum", combsum, [NORM],
@@ -87,8 +91,7 @@ FUSIONS.add("average", score_methods.average, [], "mean of the runs' raw scores 
             reference="pyserini.fusion average")
 METHODS = tuple(FUSIONS)
 #: The method a Fuse stage, a fuse recipe and ``python -m hybrid.fuse`` use when none is named.
-METHOD = Param("method", str, "rrf", "fusion method (python -m hybrid.recipes types lists them)",
-               choices=METHODS)
+METHOD = Param("method", str, "rrf", "fusion method", choices=METHODS)
 
 
 def fusion_method(name: str) -> FusionMethod:

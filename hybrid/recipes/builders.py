@@ -378,8 +378,8 @@ class RerankerType(Component):
 
 
 RERANKERS: Registry[RerankerType] = Registry("reranker type", RerankerType, fixed=["type"],
-                                          describe="an inline table of a pipeline recipe's rerankers list: "
-                                                   "{type = NAME, ...}")
+                                          describe="An inline table of a pipeline recipe's rerankers list: "
+                                                   "{type = NAME, ...}.")
 
 
 def reranker_specs(system: dict, source: RecipeSource) -> list[dict]:
@@ -501,7 +501,8 @@ def _safety_net(system: dict, context: Context, source: RecipeSource) -> Stage:
                                                          "or an inline table", what="a recipe name or an inline table",
                              required=True),
                        Param("rerankers", list, [], "rerankers, in order, each an inline table "
-                                                    "{type = \"ltr\" | \"reader\" | \"union\", ...}",
+                                                    "{type = \"ltr\" | \"reader\" | \"union\", ...} (the reranker "
+                                                    "types)",
                              what='a list of inline tables {type = "ltr" | "reader" | "union", ...}')])
 def _pipeline(system: dict, context: Context, source: RecipeSource) -> Stage:
     """A system followed by rerankers (LTR, the coreference reader)."""

@@ -87,6 +87,9 @@ class Builder(Component):
     def keys(self) -> frozenset[str]:
         return BUILDERS.keys_of(self.name)
 
+    def notes(self) -> list[str]:
+        return [f"Topics: {self.topics}; hits are documents."] if self.topics != "mentions" else []
+
 
 @dataclass(frozen=True)
 class RecipeSource:
@@ -128,7 +131,7 @@ class CommandLineSource(RecipeSource):
 
 #: The system types (``system.type``), each with its declared parameters; :mod:`hybrid.recipes.builders` fills it.
 BUILDERS: Registry[Builder] = Registry("system type", Builder, common=[NAME_PARAM], fixed=["type"],
-                                      describe="a recipe's [system] table: type = NAME and its parameters")
+                                      describe="A recipe's [system] table: type = NAME and the type's parameters.")
 
 #: Decorator: ``@register("kind", [Param(...), ...])`` makes ``kind`` a recipe ``system.type`` accepting those
 #: parameters (plus ``type`` and ``name``); ``topics="events"`` marks a stage whose topics are event queries

@@ -64,3 +64,23 @@ def test_the_recipes_command_lists_types_from_the_declarations(capsys):
     assert "| `k1` | number | 0.9 | BM25 term saturation" in out and "| `formulation` | string | 'sentence' |" in out
     assert main([]) == 0
     assert "multifield-net" in capsys.readouterr().out
+
+
+def test_the_types_command_lists_every_kind_of_component_with_its_declared_defaults(capsys):
+    """Systems, rerankers, fusion methods and learners (and feature groups) are listed from their one declaration."""
+    from hybrid.cli.recipes import main
+    from hybrid.core.errors import InputError
+
+    assert main(["types"]) == 0
+    out = capsys.readouterr().out
+    for heading in ("# System types", "# Reranker types", "# Fusion methods", "# Learners"):
+        assert f"\n{heading}\n" in f"\n{out}", heading
+    ltr = out[out.index("## ltr\n"):out.index("## reader\n")]
+    assert "| `depth` | integer | 100 |" in ltr and "(one of logistic, ridge, gbt, lambdamart)" in ltr
+    assert "| `rrf_k` | integer | 60 |" in out[out.index("## rrf\n"):]
+    assert "| `num_leaves` | integer | 31 |" in out[out.index("## lambdamart\n"):]
+    assert main(["types", "lambdamart", "rrf"]) == 0
+    out = capsys.readouterr().out
+    assert "# Learners" in out and "## rrf" in out and "# System types" not in out
+    with pytest.raises(InputError, match="no component named 'lambdamrt'; known: .*did you mean 'lambdamart'"):
+        main(["types", "lambdamrt"])
