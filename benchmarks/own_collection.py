@@ -104,6 +104,36 @@ def timed(name: str, argv: list[str], env: dict, log: Path) -> dict:
     return {"command": " ".join(argv), "seconds": round(seconds, 1), "load_after": os.getloadavg()}
 
 
+def scores_of(py: str, env: dict, qrels: Path, topics: Path, run: Path) -> dict:
+    """``hybrid.eval --by-kind --json`` of one run (kinds from the topics' own ``kind`` field)."""
+    return json.loads(subprocess.run([py, "-m", "hybrid.eval", "--qrels", str(qrels), "--topics", str(topics),
+                                      "--run", str(run), "--by-kind", "--json"], env=env, capture_output=True,
+                                     text=True, check=True).stdout)
+
+
+def untrained_floor(args: argparse.Namespace, env: dict, log: Path, py: str, index: Path) -> dict:
+    """The zero-shot floor: the same first stages with no trained part, on the same collection.
+
+    ``dense-net`` over the off-the-shelf MiniLM (its own dense index, outside the model set) is the trained
+    pipeline with every trained part taken out; ``multifield-net`` is the recommended pipeline without
+    training. Trained models moved to a new collection should never fall below either (issue 37). Not part of
+    the three commands' time.
+    """
+    dense = args.work / "dense-minilm"
+    built = timed("index_dense (untrained MiniLM)", [py, "-m", "hybrid.index_dense", "--index", str(index),
+                                                      "--output", str(dense), "--threads", str(args.threads),
+                                                      "--quiet"], env, log)
+    floor = {}
+    for name, argv in {"dense-net (untrained MiniLM)": ["--model", "dense", "--dense-index", str(dense)],
+                       "multifield-net": ["--recipe", "multifield-net"]}.items():
+        run = args.work / f"run.floor-{name.split()[0]}.trec"
+        floor[name] = {**timed(name, [py, "-m", "hybrid.search", *argv, "--index", str(index), "--topics",
+                                      str(args.work / "topics.jsonl"), "--output", str(run), "--threads",
+                                      str(args.threads), "--quiet"], env, log), "run": str(run)}
+    floor["dense-net (untrained MiniLM)"]["index_dense"] = built
+    return floor
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--ecbplus", required=True, type=Path, help="folder with corpus(.raw).jsonl, queries/qrels dev")
@@ -116,6 +146,8 @@ def main() -> int:
     p.add_argument("--train-qrels")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--output", type=Path, help="results JSON")
+    p.add_argument("--no-floor", action="store_true",
+                   help="skip the untrained floor (dense-net over off-the-shelf MiniLM, multifield-net)")
     args = p.parse_args()
     collection = make_collection(args.ecbplus, args.work, args.passages, args.queries, args.seed)
     print(json.dumps(collection), file=sys.stderr)
@@ -134,13 +166,17 @@ def main() -> int:
                                    "--topics", str(args.work / "topics.jsonl"), "--qrels", str(args.work / "qrels.txt"),
                                    "--output", str(args.work / "run.trec"), "--threads", str(args.threads)], env, log),
     }
-    scores = subprocess.run([py, "-m", "hybrid.eval", "--qrels", str(args.work / "qrels.txt"), "--run",
-                             str(args.work / "run.trec"), "--by-kind", "--json"], env=env, capture_output=True,
-                            text=True, check=True).stdout
+    floor = {} if args.no_floor else untrained_floor(args, env, log, py, index)
+    runs = {"hybrid-dense-net": args.work / "run.trec", **{name: Path(f["run"]) for name, f in floor.items()}}
     result = {"collection": collection, "commands": steps,
               "total_minutes": round(sum(s["seconds"] for s in steps.values()) / 60, 1),
               "cores": os.cpu_count(), "trained_on": args.train or "the bundled default training set",
-              "scores": json.loads(scores), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+              "scores": scores_of(py, env, args.work / "qrels.txt", args.work / "topics.jsonl",
+                                  runs["hybrid-dense-net"]),
+              "floor": {name: {**f, "scores": scores_of(py, env, args.work / "qrels.txt",
+                                                        args.work / "topics.jsonl", runs[name])}
+                        for name, f in floor.items()},
+              "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     print(json.dumps(result, indent=2))
     if args.output:
         with atomic_write(args.output) as out:
