@@ -46,14 +46,13 @@ from hybrid.core.formats.runs import read_run, read_run_meta, sha256_file, write
 from hybrid.core.outputs import Input, Output, Writes, run_input, run_output
 from hybrid.core.provenance import produced_by
 from hybrid.core.records import Run
-from hybrid.fusion.fuse import parse_weights
+from hybrid.fusion.fuse import fuse_runs, parse_weights
+from hybrid.fusion.registry import FUSIONS, METHOD, NORM, RRF_K_PARAM, fusion_method, uses
 
 NO_SPANS = "-"
 
 
 def parser() -> argparse.ArgumentParser:
-    from hybrid.fusion.registry import FUSIONS, METHOD, NORM, RRF_K_PARAM  # deferred: importing it loads ir_measures
-
     p = make_parser("python -m hybrid.fuse", __doc__, epilog=True)
     p.add_argument("--runs", nargs="+", required=True, metavar="RUN", help="two or more TREC run files")
     p.add_argument("--spans", nargs="+", metavar="SPANS",
@@ -107,8 +106,6 @@ def check_arguments(args: argparse.Namespace) -> list[str | None]:
             raise InputError(None, None, "--tune needs --qrels (the judgments the weights are tuned on)")
         if args.weights:
             raise InputError(None, None, "--tune chooses the weights; give --weights or --tune, not both")
-    from hybrid.fusion.registry import NORM, fusion_method, uses  # deferred: importing it loads ir_measures
-
     if args.tune and not fusion_method(args.method).weighted:
         raise InputError(None, None, f"--tune chooses weights, and --method {args.method} takes none")
     if not uses(args.method, "norm") and args.norm != NORM.default and not args.quiet:
@@ -158,7 +155,9 @@ def check_spans_belong(run: Run, run_path: str, spans_path: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from hybrid.core.measures import parse_measures  # deferred: importing it loads ir_measures
+    # deferred: importing them loads ir_measures, which hybrid.fuse --help does not need
+    from hybrid.core.measures import evaluate, parse_measures
+    from hybrid.fusion.tune import simplex_grid, tune_weights
 
     spans = check_arguments(args)
     weights = parse_weights(args.weights, len(args.runs), "--weights", "run", "--runs")
@@ -166,15 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(measure) != 1:
         raise InputError(None, None, f"--measure: {args.measure!r} stands for {len(measure)} measures; name one")
     if args.tune:
-        from hybrid.fusion.tune import simplex_grid  # deferred: importing it loads ir_measures
-
         try:
             simplex_grid(len(args.runs), args.step)
         except ValueError as error:
             raise InputError(None, None, f"--step: {error}") from None
-    from hybrid.fusion import fuse_runs, tune_weights  # deferred: importing it loads ir_measures
-    from hybrid.fusion.registry import uses  # deferred: importing it loads ir_measures
-
     runs = read_inputs(args.runs, spans, args.depth)
     qrels = read_qrels(args.qrels) if args.qrels else None
     tuning = None
@@ -205,8 +199,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         print(json.dumps({"run": args.output, "spans": args.output_spans, **options}), file=sys.stderr)
         if qrels is not None:
-            from hybrid.core.measures import evaluate  # deferred: importing it loads ir_measures
-
             shown = tuple(dict.fromkeys(("RR@10", "AP@100", "R@100", "nDCG@10", measure[0])))
             print(format_table(evaluate(qrels, fused, shown), shown))
     return 0

@@ -27,6 +27,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.outputs import Input, Output, Writes
 from hybrid.core.provenance import METADATA
 from hybrid.sample import index_location
+from indexes.faiss_index import DENSE_DIR, DENSE_INDEX, build_dense_index
 from indexes.shards import open_one_index
 
 
@@ -62,8 +63,6 @@ def writes(args: argparse.Namespace, index: str | Path) -> Writes:
     """What this command writes and reads (``index``: where --index lives), for the output policy
     (hybrid.core.outputs): the dense index goes in its own place inside the hybrid index (``<index>/dense``)
     or outside it, never over another artifact."""
-    from indexes.faiss_index import DENSE_DIR, DENSE_INDEX  # deferred: importing it loads numpy
-
     output = args.output or Path(index) / DENSE_DIR
     return Writes("hybrid.index_dense", [Output("--output", output, DENSE_INDEX)],
                   [Input("--index", index, keeps=(DENSE_DIR,)), Input("--encoder", args.encoder),
@@ -92,7 +91,6 @@ def main(argv: list[str] | None = None) -> int:
     from dataclasses import replace
 
     from features.encoder import BiEncoder  # deferred: importing it loads numpy, torch
-    from indexes.faiss_index import DENSE_DIR, build_dense_index  # deferred: importing it loads numpy
 
     index = open_one_index(index_path, "python -m hybrid.index_dense (a sharded index builds its dense parts "
                                        "with python -m hybrid.index --shards N --dense-encoder ENC)")

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from features.pairs import registry
 from hybrid.cli.common import (
     add_quiet,
     add_subparser,
@@ -53,6 +54,16 @@ from hybrid.core.outputs import Output, Writes, inputs_of, run_output
 from hybrid.core.provenance import file_digest, index_sha256, produced_by
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
+from ltr.cv import topic_of
+from ltr.experiment import cv_scores
+from ltr.export import export_svmlight
+from ltr.feature_scaling import Normaliser
+from ltr.featureset import load_featureset
+from ltr.learners import LEARNERS
+from ltr.model import LEARNER_PACKAGES, LTR_MODEL, TrainedModel, ltr_versions, train_model
+from ltr.pipeline import LtrReranker, load_or_extract
+from ltr.resources import IndexResources
+from ltr.runio import read_first_stage
 
 log = logging.getLogger("hybrid.ltr")
 DEFAULT_FEATURESET = Path(__file__).resolve().parents[2] / "ltr" / "configs" / "default.toml"
@@ -81,8 +92,6 @@ def _inputs(p: argparse.ArgumentParser, prefix: str = "", required: bool = True,
 
 
 def _learner(p: argparse.ArgumentParser) -> None:
-    from ltr.learners import LEARNERS  # deferred: importing it loads numpy
-
     p.add_argument("--featureset", default=str(DEFAULT_FEATURESET), help="feature set TOML")
     p.add_argument("--learner", choices=sorted(LEARNERS), default="lambdamart")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -159,8 +168,6 @@ class Inputs:
     """Topics + first-stage run (+ qrels) of one split, read once."""
 
     def __init__(self, args: argparse.Namespace, index, prefix: str = ""):
-        from ltr.runio import read_first_stage  # deferred: importing it loads numpy
-
         get = lambda name: getattr(args, f"{prefix}_{name}" if prefix else name, None)  # noqa: E731
         self.paths = {k: get(k) for k in ("topics", "run", "spans", "qrels")}
         self.topics = read_topics(self.paths["topics"], resolve=index.passage_text)
@@ -184,8 +191,6 @@ class Inputs:
                 **{k: file_digest(v, missing_ok=False) for k, v in self.paths.items() if k != "qrels"}}
 
     def matrix(self, args: argparse.Namespace, resources, names: list[str], options: dict | None = None):
-        from ltr.pipeline import load_or_extract  # deferred: importing it loads numpy
-
         matrix = load_or_extract(resources, self.topics, self.run, names, args.depth, args.cache,
                                  self.key(resources.index.path), progress=not args.quiet, options=options)
         return matrix.with_labels(self.qrels) if self.qrels is not None else matrix
@@ -212,8 +217,6 @@ def print_means(label: str, means: dict[str, dict[str, float]], qids, kinds: dic
 
 
 def _open(args: argparse.Namespace):
-    from ltr.resources import IndexResources  # deferred: importing it loads numpy
-
     if args.depth < 1:
         raise InputError(None, None, "--depth must be >= 1")
     index = open_one_index(index_location(args.index), "python -m hybrid.ltr")
@@ -224,10 +227,7 @@ def _open(args: argparse.Namespace):
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ltr.experiment import cv_scores  # deferred: importing it loads numpy
-    from ltr.featureset import load_featureset  # deferred: importing it loads numpy
     from ltr.metrics import by_kind, per_query_metrics  # deferred: importing it loads ir_measures, numpy
-    from ltr.model import ltr_versions, train_model  # deferred: importing it loads numpy
 
     featureset = load_featureset(args.featureset)
     params = parse_params(args.param)
@@ -239,8 +239,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     log.info("training matrix: %d pairs x %d features (%.1fs)", len(matrix), len(names), time.perf_counter() - started)
     metrics: dict[str, Any] = {}
     if args.cv:
-        from ltr.cv import topic_of  # deferred: importing it loads numpy
-
         groups = {t.qid: topic_of(t) for t in train.topics}
         scores, folds = cv_scores(featureset, args.learner, params, matrix, groups, args.cv, args.seed)
         pq = per_query_metrics(train.qrels, matrix.to_run(scores), ("AP@100", "RR@10"), matrix.query_ids)
@@ -269,11 +267,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _importance(model, matrix, qrels, png: str | None, top: int, seed: int, repeats: int = 1) -> None:
-    # deferred: importing it loads ir_measures, numpy
-    # deferred: importing it loads ir_measures, numpy
-    # deferred: importing it loads ir_measures, numpy
+    # deferred: both load ir_measures, which the other subcommands do not need
     from ltr.importance import format_importance, group_totals, importance, plot_importance
-    from ltr.metrics import relevant_counts  # deferred: importing it loads ir_measures, numpy
+    from ltr.metrics import relevant_counts
 
     n_rel = relevant_counts(qrels, matrix.query_ids) if matrix is not None and qrels is not None else None
     rows = importance(model, matrix if n_rel is not None else None, n_rel, seed, repeats)
@@ -288,10 +284,6 @@ def _importance(model, matrix, qrels, png: str | None, top: int, seed: int, repe
 
 
 def cmd_rerank(args: argparse.Namespace) -> int:
-    from ltr.featureset import load_featureset  # deferred: importing it loads numpy
-    from ltr.model import TrainedModel  # deferred: importing it loads numpy
-    from ltr.pipeline import LtrReranker  # deferred: importing it loads numpy
-
     model = TrainedModel.load(args.model)
     if args.featureset:
         model.check_featureset(load_featureset(args.featureset))
@@ -302,8 +294,6 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     run = reranker.rerank(inputs.topics, inputs.run)
     elapsed = time.perf_counter() - started
-    from ltr.model import LEARNER_PACKAGES  # deferred: importing it loads numpy
-
     meta = {"run": args.output, "queries": len(inputs.topics), "seconds": round(elapsed, 2),
             "ms_per_query": round(1000 * elapsed / max(len(inputs.topics), 1), 2), **reranker.timing,
             "model": args.model, "learner": model.learner, "featureset": model.featureset.name,
@@ -317,8 +307,6 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
 def cmd_ablate(args: argparse.Namespace) -> int:
     from ltr.ablation import ablate, format_ablation  # deferred: importing it loads ir_measures, numpy, scipy
-    from ltr.cv import topic_of  # deferred: importing it loads numpy
-    from ltr.featureset import load_featureset  # deferred: importing it loads numpy
 
     featureset = load_featureset(args.featureset)
     params = parse_params(args.param)
@@ -349,10 +337,6 @@ def cmd_ablate(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from ltr.export import export_svmlight  # deferred: importing it loads numpy
-    from ltr.feature_scaling import Normaliser  # deferred: importing it loads numpy
-    from ltr.featureset import load_featureset  # deferred: importing it loads numpy
-
     featureset = load_featureset(args.featureset)
     index, resources = _open(args)
     inputs = Inputs(args, index)
@@ -367,8 +351,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_importance(args: argparse.Namespace) -> int:
-    from ltr.model import TrainedModel  # deferred: importing it loads numpy
-
     model = TrainedModel.load(args.model)
     model.verify_features()
     matrix, qrels = None, None
@@ -382,8 +364,6 @@ def cmd_importance(args: argparse.Namespace) -> int:
 
 
 def cmd_features(args: argparse.Namespace) -> int:
-    from features.pairs import registry  # deferred: importing it loads numpy
-
     groups = [p for p in registry.providers() if args.group in (None, p.group)]
     if not groups:
         known = [p.group for p in registry.providers()]
@@ -410,8 +390,6 @@ RUNS = ("run", "dev_run", "test_run")
 def writes(args: argparse.Namespace) -> Writes:
     """What this command writes and reads, for the output policy (hybrid.core.outputs): a model folder
     (``train``), a run with its spans and meta (``rerank``), or a table, export or plot file."""
-    from ltr.model import LTR_MODEL  # deferred: importing it loads numpy
-
     command = args.command
     if command == "train":
         outputs = [Output("--output", args.output, LTR_MODEL), Output("--importance", args.importance, replace=True)]

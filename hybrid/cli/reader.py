@@ -42,6 +42,8 @@ from hybrid.core.provenance import produced_by
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
+from ltr.reader.data import build_training_queries, judged_negatives_only, read_labelled_corpus, read_pool, write_pool
+from ltr.reader.spans_eval import evaluate_spans_file
 
 RETRIEVERS = ("multifield", "bm25")
 
@@ -122,9 +124,6 @@ def parser() -> argparse.ArgumentParser:
 
 
 def build_pool(args: argparse.Namespace) -> None:
-    # deferred: importing it loads numpy
-    from ltr.reader.data import build_training_queries, judged_negatives_only, read_labelled_corpus, write_pool
-
     missing = [name for name in ("index", "corpus", "queries") if not getattr(args, name)]
     if missing:
         raise InputError(args.pool, None, f"pool does not exist; building it needs --{' --'.join(missing)}")
@@ -163,7 +162,6 @@ def _check_pool_is_judged(pool: str, judged: str) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ltr.reader.data import read_pool  # deferred: importing it loads numpy
     from ltr.reader.train import TrainConfig, train  # deferred: importing it loads numpy, torch
 
     if not Path(args.pool).exists():
@@ -233,8 +231,6 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from ltr.reader.spans_eval import evaluate_spans_file  # deferred: importing it loads numpy
-
     table = evaluate_spans_file(args.spans, args.corpus, args.queries, top=args.top)
     if args.json:
         print(json.dumps(table, indent=2))

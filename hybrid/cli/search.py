@@ -46,10 +46,12 @@ from hybrid.core.formats.lines import SkipReport
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import write_run_set
 from hybrid.core.formats.topics import read_topics
+from hybrid.core.normalize import NORMALISATIONS
 from hybrid.core.outputs import Input, Output, Writes, inputs_of, run_output
 from hybrid.core.params import Param
 from hybrid.core.provenance import inputs, produced_by, search_options, used_artifacts
 from hybrid.core.stage import Retriever, Stage
+from hybrid.fusion.fuse import METHODS as FUSION_METHODS
 from hybrid.recipes import BUILDERS, Context, build_system, load_recipe
 from hybrid.recipes.plan import missing_error, search_plan
 from hybrid.recipes.registry import CommandLineSource
@@ -112,9 +114,6 @@ OPTION_OF = {(kind, param.name): option.flag for option in SYSTEM_OPTIONS for ki
 
 
 def parser() -> argparse.ArgumentParser:
-    from hybrid.core.normalize import NORMALISATIONS  # deferred: importing it loads ir_measures
-    from hybrid.fusion.fuse import METHODS as FUSION_METHODS  # deferred: importing it loads ir_measures
-
     choices = {"--fusion": FUSION_METHODS, "--norm": tuple(NORMALISATIONS)}
     p = make_parser("python -m hybrid.search", __doc__, epilog=True)
     p.add_argument("--topics", required=True,
