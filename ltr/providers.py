@@ -35,6 +35,7 @@ from features.pairs.registry import register_external
 from hybrid.core.errors import ConfigError
 from hybrid.core.java import FEATURES
 from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
+from hybrid.core.params import Param
 from indexes.faiss_index import DENSE_METADATA, DenseIndex, check_bound, resolve_dense_dir
 from indexes.lucene import mention_doc_id
 from ltr.reader.context import LeadContext
@@ -119,18 +120,13 @@ class SparseFieldsProvider(FeatureProvider):
         return X[:, [col[n] for n in names]].astype(np.float32)
 
 
-def _check_options(group: str, options: dict[str, Any], allowed: dict[str, type | tuple]) -> None:
-    for key, value in options.items():
-        if key not in allowed:
-            raise ConfigError(None, None, f"unknown option {key!r} for [providers.{group}]; allowed: {sorted(allowed)}")
-        if not isinstance(value, allowed[key]):
-            raise ConfigError(None, None, f"[providers.{group}] {key} has the wrong type ({type(value).__name__})")
+#: The dense groups' option naming their dense index (dense, dense_neighbours, fusion).
+DENSE_INDEX = Param("index", str, None, "dense index folder (default: the hybrid index's dense/)")
 
 
-def _check_dense_options(group: str, options: dict[str, Any], allowed: dict[str, type | tuple]) -> None:
-    """:func:`_check_options`, and an ``index`` option must name a dense index."""
-    _check_options(group, options, allowed)
-    if "index" in options:
+def check_dense_index(options: dict[str, Any]) -> None:
+    """An ``index`` option must name a dense index (a ConfigError saying why not)."""
+    if options.get("index") is not None:
         try:
             resolve_dense_dir(options["index"])
         except FileNotFoundError as exc:
@@ -173,7 +169,7 @@ class DenseNeighboursProvider(FeatureProvider):
 
     group = "dense_neighbours"
     description = "bi-encoder similarity of the candidate to the other top candidates of its list (cluster hypothesis)"
-    OPTIONS = {"index": str}
+    OPTIONS = (DENSE_INDEX,)
     NEAR, FAR = PASSAGE_NEAR, PASSAGE_FAR
 
     def __init__(self, index: str | None = None):
@@ -184,9 +180,10 @@ class DenseNeighboursProvider(FeatureProvider):
     def available(self) -> str | None:
         return _dense_missing()
 
-    def configure(self, options: dict[str, Any]) -> DenseNeighboursProvider:
-        _check_dense_options(self.group, options, self.OPTIONS)
-        return DenseNeighboursProvider(**options)
+    def configure(self, options: dict[str, Any]) -> FeatureProvider:
+        values = self.option_values(options)
+        check_dense_index(values)
+        return super().configure(values)
 
     def identity(self) -> dict[str, Any]:
         return dense_index_identity(self.index_path)
@@ -261,9 +258,11 @@ class ReaderProvider(FeatureProvider):
 
     group = "reader"
     description = "neural reader (cross-encoder + span heads + pair scorer): pair score and span confidence"
-    OPTIONS = {"checkpoint": str, "batch_size": int, "device": str}
+    OPTIONS = (Param("checkpoint", str, None, "the trained reader folder (python -m hybrid.reader train); needed"),
+               Param("batch_size", int, 64, "pairs scored at once", minimum=1),
+               Param("device", str, None, "torch device (default: the reader's choice)"))
 
-    def __init__(self, checkpoint: str | None = None, batch_size: int = 64, device: str | None = None):
+    def __init__(self, checkpoint: str | None = None, batch_size: int = OPTIONS[1].default, device: str | None = None):
         self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
         self._reader = None
         self._context = None
@@ -271,13 +270,12 @@ class ReaderProvider(FeatureProvider):
     def available(self) -> str | None:
         return _module_missing("ltr.reader.infer") or _module_missing("torch")
 
-    def configure(self, options: dict[str, Any]) -> ReaderProvider:
-        _check_options(self.group, options, self.OPTIONS)
-        checkpoint = options.get("checkpoint")
+    def configure(self, options: dict[str, Any]) -> FeatureProvider:
+        checkpoint = self.option_values(options)["checkpoint"]
         if checkpoint is None or not Path(checkpoint).is_dir():
             raise ConfigError(None, None, f"[providers.reader] needs checkpoint = <a trained reader folder>; "
                                           f"got {checkpoint!r}")
-        return ReaderProvider(**options)
+        return super().configure(options)
 
     def identity(self) -> dict[str, Any]:
         return {"checkpoint": folder_digest(self.checkpoint)} if self.checkpoint else {}

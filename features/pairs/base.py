@@ -26,7 +26,9 @@ import numpy as np
 
 from features.pairs.views import DocumentView, PassageView, RecordView, TermStats
 from hybrid.core.errors import ConfigError
+from hybrid.core.params import Param
 from hybrid.core.records import Hit, Topic
+from hybrid.core.registry import resolve
 
 
 @dataclass(eq=False)
@@ -107,6 +109,9 @@ class FeatureProvider(ABC):
 
     group: str = "group"
     description: str = ""
+    #: The options a feature set may give it (``[providers.<group>]``), declared once: :meth:`configure` checks a
+    #: set's options against them and fills in their defaults; ``python -m hybrid.recipes types`` lists them.
+    OPTIONS: tuple[Param, ...] = ()
 
     @abstractmethod
     def features(self) -> dict[str, Feature]: ...
@@ -115,10 +120,20 @@ class FeatureProvider(ABC):
         return None
 
     def configure(self, options: dict[str, Any]) -> FeatureProvider:
-        """A provider set up with a feature set's ``[providers.<group>]`` options (none by default)."""
-        if options:
-            raise ConfigError(None, None, f"feature group {self.group!r} takes no options, got {sorted(options)}")
-        return self
+        """A provider set up with a feature set's ``[providers.<group>]`` options: a group without declared
+        :attr:`OPTIONS` takes none; one with them is made anew from :meth:`option_values` (constructor arguments
+        named as the options)."""
+        if not self.OPTIONS:
+            if options:
+                raise ConfigError(None, None, f"feature group {self.group!r} takes no options, got {sorted(options)}")
+            return self
+        return type(self)(**self.option_values(options))
+
+    def option_values(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` checked against :attr:`OPTIONS` (an unknown option, a value of the wrong type or range is a
+        ConfigError naming ``[providers.<group>]``), every default filled in."""
+        where = f"[providers.{self.group}]"
+        return resolve(self.OPTIONS, options, what=where, prefix=f"{where} ", noun="option")
 
     def identity(self) -> dict[str, Any]:
         """What, beyond the options, fixes this provider's values (e.g. a checkpoint's checksum); fingerprinted."""

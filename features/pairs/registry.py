@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 from features.pairs import arguments, chains, context, first_stage, neighbours, strings, types, union
 from features.pairs.base import Feature, FeatureProvider
 from hybrid.core.errors import ConfigError
+from hybrid.core.registry import Component, Registry
 
 BUILTIN: tuple[FeatureProvider, ...] = (
     strings.GROUP, types.GROUP, chains.GROUP, arguments.GROUP, context.GROUP, first_stage.GROUP, union.GROUP,
@@ -49,6 +51,53 @@ def external_providers() -> tuple[FeatureProvider, ...]:
 
 def providers() -> tuple[FeatureProvider, ...]:
     return BUILTIN + external_providers()
+
+
+@dataclass(frozen=True)
+class FeatureGroupEntry(Component):
+    """A feature group in the registry: ``target`` is its provider, ``params`` its declared options."""
+
+    def notes(self) -> list[str]:
+        provider: FeatureProvider = self.target
+        missing = provider.available()
+        if missing is not None:
+            return [f"Unavailable here: {missing}."]
+        return [f"Features: {', '.join(provider.features())}."]
+
+
+class FeatureGroups(Registry[FeatureGroupEntry]):
+    """The feature groups by name: the built-in ones and those the layers above register through
+    :func:`register_external`, read afresh whenever those change (an external factory runs on first use)."""
+
+    def __init__(self) -> None:
+        super().__init__("feature group", FeatureGroupEntry, noun="option",
+                         describe="A group of LTR features a feature set names (ltr/configs/*.toml); its options "
+                                  "are the set's [providers.GROUP] table.")
+        self._seen: tuple[FeatureProvider, ...] | None = None
+
+    def _sync(self) -> None:
+        external = external_providers()
+        if external is not self._seen:
+            self._items = {}
+            for p in BUILTIN + external:
+                self.add(p.group, p, p.OPTIONS, p.description)
+            self._seen = external
+
+    def __getitem__(self, name: str) -> FeatureGroupEntry:
+        self._sync()
+        return super().__getitem__(name)
+
+    def __iter__(self):
+        self._sync()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._sync()
+        return super().__len__()
+
+
+#: Every feature group with its declared options (``python -m hybrid.recipes types`` lists them).
+FEATURE_GROUPS = FeatureGroups()
 
 
 def provider(group: str) -> FeatureProvider:

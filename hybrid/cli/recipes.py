@@ -32,8 +32,8 @@ def type_name(param: Param) -> str:
     return " or ".join(names.get(k.__name__, k.__name__) for k in kinds)
 
 
-def param_rows(params: list[Param]) -> list[str]:
-    rows = ["| parameter | type | default | description |", "|---|---|---|---|"]
+def param_rows(params: list[Param], word: str = "parameter") -> list[str]:
+    rows = [f"| {word} | type | default | description |", "|---|---|---|---|"]
     for param in params:
         default = "(required)" if param.required else repr(param.default) if param.default is not None else "-"
         bounds = f" ({param.rule()})" if param.minimum is not None or param.choices else ""
@@ -57,8 +57,9 @@ def describe_component(registry: Registry, name: str) -> str:
     lines = [f"## {name}", "", component.doc or "", ""]
     if component.notes():
         lines += [" ".join(component.notes()), ""]
+    word = registry.noun if registry.noun != "key" else "parameter"  # a feature group has options
     params = registry.parameters(name)
-    lines += param_rows(params) if params else ["No parameters."]
+    lines += param_rows(params, word) if params else [f"No {word}s."]
     return "\n".join(lines)
 
 

@@ -113,10 +113,10 @@ class Registry(Mapping[str, C], Generic[C]):
 
     def lookup(self, name: Any, error: ErrorFactory = plain_error, key: str | None = None) -> C:
         """The component ``name``, or ``error(key, ...)`` naming the known ones."""
-        if isinstance(name, str) and name in self._items:
-            return self._items[name]
-        raise error(key, f"unknown {self.kind} {name!r}; known: {', '.join(sorted(self._items))}"
-                         f"{suggestion(name, list(self._items))}")
+        if isinstance(name, str) and name in self:
+            return self[name]
+        known = sorted(self)
+        raise error(key, f"unknown {self.kind} {name!r}; known: {', '.join(known)}{suggestion(name, known)}")
 
     def parameters(self, name: str) -> list[Param]:
         """The component's declared parameters, then the kind's common ones."""
@@ -134,26 +134,33 @@ class Registry(Mapping[str, C], Generic[C]):
         ``error(key, reason)``: the key (None for a missing one), what is wrong and what would be right.
         ``what`` names the component in the reasons (default: ``<kind> '<name>'``); ``prefix`` starts the reason
         for a refused value."""
-        what = what or f"{self.kind} {name!r}"
-        allowed = self.keys_of(name)
-        unknown = sorted(set(values) - allowed)
-        if unknown:
-            key = unknown[0]
-            raise error(key, f"unknown {self.noun} {key!r} for {what}; allowed: {sorted(allowed)}"
-                             f"{suggestion(key, sorted(allowed))}")
-        out: dict[str, Any] = {key: values[key] for key in self.fixed if key in values}
-        for param in self.parameters(name):
-            value = values.get(param.name)
-            if value is None:  # TOML has no null: None comes from a table built in code, and means unset
-                if param.required:
-                    raise error(None, f"{what} needs {param.name!r}: {param.desc}")
-                out[param.name] = param.default
-                continue
-            problem = param.problem(value)
-            if problem:
-                raise error(param.name, prefix + problem)
-            out[param.name] = param.coerce(value)
-        return out
+        return resolve(self.parameters(name), values, error, what or f"{self.kind} {name!r}", prefix=prefix,
+                       noun=self.noun, fixed=self.fixed)
+
+
+def resolve(params: Sequence[Param], values: Mapping[str, Any], error: ErrorFactory = plain_error, what: str = "it",
+            prefix: str = "", noun: str = "key", fixed: Sequence[str] = ()) -> dict[str, Any]:
+    """``values`` checked against ``params``, every default filled in (``fixed`` keys accepted and kept): the one
+    rule :meth:`Registry.resolve` and a feature group's options (:meth:`FeatureProvider.configure`) follow."""
+    allowed = frozenset(p.name for p in params) | set(fixed)
+    unknown = sorted(set(values) - allowed)
+    if unknown:
+        key = unknown[0]
+        raise error(key, f"unknown {noun} {key!r} for {what}; allowed: {sorted(allowed)}"
+                         f"{suggestion(key, sorted(allowed))}")
+    out: dict[str, Any] = {key: values[key] for key in fixed if key in values}
+    for param in params:
+        value = values.get(param.name)
+        if value is None:  # TOML has no null: None comes from a table built in code, and means unset
+            if param.required:
+                raise error(None, f"{what} needs {param.name!r}: {param.desc}")
+            out[param.name] = param.default
+            continue
+        problem = param.problem(value)
+        if problem:
+            raise error(param.name, prefix + problem)
+        out[param.name] = param.coerce(value)
+    return out
 
 
 #: Every registry, by kind, in the order they were made (``python -m hybrid.recipes types`` lists them all).

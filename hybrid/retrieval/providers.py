@@ -27,18 +27,19 @@ import numpy as np
 
 from features.pairs.base import Feature, FeatureProvider, PairBatch
 from features.pairs.registry import register_external
-from hybrid.core.errors import ConfigError
+from hybrid.core.params import Param
 from hybrid.core.records import Run
-from hybrid.fusion.fuse import METHODS, Fuse
+from hybrid.fusion.fuse import Fuse
+from hybrid.fusion.registry import METHOD
 from hybrid.retrieval.bm25f import BM25F
 from hybrid.retrieval.sparse import MultiFieldBM25
 from indexes.faiss_index import check_bound
 from ltr.providers import (
-    _check_dense_options,
-    _check_options,
+    DENSE_INDEX,
     _dense_missing,
     _jar_missing,
     _module_missing,
+    check_dense_index,
     dense_index_identity,
 )
 
@@ -166,23 +167,30 @@ def shared_dense_retriever(index: str | Path, encoder: str | None, k: int, batch
     return retriever
 
 
+DENSE_ENCODER = Param("encoder", str, None, "query encoder (default: the one the dense index records)")
+DENSE_DEPTH = Param("depth", int, 100, "depth of its run: a passage below it is not found", minimum=1)
+
+
 class DenseProvider(FeatureProvider):
     """Bi-encoder similarities of the query to the candidate mention / the passage's mentions, and dense rank."""
 
     group = "dense"
     description = "dense (bi-encoder) similarity to the candidate mention and the passage's best mention, dense rank"
-    OPTIONS = {"index": str, "encoder": str, "depth": int, "batch_size": int}
+    OPTIONS = (DENSE_INDEX, DENSE_ENCODER, DENSE_DEPTH, Param("batch_size", int, 64, "queries encoded at once",
+                                                                minimum=1))
 
-    def __init__(self, index: str | None = None, encoder: str | None = None, depth: int = 100, batch_size: int = 64):
+    def __init__(self, index: str | None = None, encoder: str | None = None, depth: int = DENSE_DEPTH.default,
+                 batch_size: int = OPTIONS[3].default):
         self.index_path, self.encoder_path, self.depth, self.batch_size = index, encoder, depth, batch_size
         self._state: dict[str, Any] = {}
 
     def available(self) -> str | None:
         return _dense_missing()
 
-    def configure(self, options: dict[str, Any]) -> DenseProvider:
-        _check_dense_options(self.group, options, self.OPTIONS)
-        return DenseProvider(**options)
+    def configure(self, options: dict[str, Any]) -> FeatureProvider:
+        values = self.option_values(options)
+        check_dense_index(values)
+        return super().configure(values)
 
     def identity(self) -> dict[str, Any]:
         return dense_index_identity(self.index_path)
@@ -257,18 +265,13 @@ def _bm25f_missing() -> str | None:
 class FusionProvider(RetrieverScoresProvider):
     """Score and rank of the candidate in the fusion of MultiFieldBM25 and the dense retriever."""
 
-    OPTIONS = {"index": str, "encoder": str, "method": str, "depth": int}
+    OPTIONS = (DENSE_INDEX, DENSE_ENCODER, METHOD, DENSE_DEPTH)
 
-    def __init__(self, index: str | None = None, encoder: str | None = None, method: str = "rrf", depth: int = 100):
+    def __init__(self, index: str | None = None, encoder: str | None = None, method: str = METHOD.default,
+                 depth: int = DENSE_DEPTH.default):
         super().__init__("fusion", f"{method} fusion of MultiFieldBM25 and dense retrieval: score and rank",
                          self._make, depth, _dense_missing)
         self.index_path, self.encoder_path, self.method = index, encoder, method
-
-    def configure(self, options: dict[str, Any]) -> FusionProvider:
-        _check_options(self.group, options, self.OPTIONS)
-        if options.get("method", "rrf") not in METHODS:
-            raise ConfigError(None, None, f"[providers.fusion] method must be one of {METHODS}")
-        return FusionProvider(**options)
 
     def identity(self) -> dict[str, Any]:
         return dense_index_identity(self.index_path)

@@ -67,13 +67,13 @@ def test_the_recipes_command_lists_types_from_the_declarations(capsys):
 
 
 def test_the_types_command_lists_every_kind_of_component_with_its_declared_defaults(capsys):
-    """Systems, rerankers, fusion methods and learners (and feature groups) are listed from their one declaration."""
+    """Systems, rerankers, fusion methods, learners and feature groups are listed from their one declaration."""
     from hybrid.cli.recipes import main
     from hybrid.core.errors import InputError
 
     assert main(["types"]) == 0
     out = capsys.readouterr().out
-    for heading in ("# System types", "# Reranker types", "# Fusion methods", "# Learners"):
+    for heading in ("# System types", "# Reranker types", "# Fusion methods", "# Learners", "# Feature groups"):
         assert f"\n{heading}\n" in f"\n{out}", heading
     ltr = out[out.index("## ltr\n"):out.index("## reader\n")]
     assert "| `depth` | integer | 100 |" in ltr and "(one of logistic, ridge, gbt, lambdamart)" in ltr
