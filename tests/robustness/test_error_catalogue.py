@@ -21,6 +21,7 @@ from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run
 from hybrid.core.formats.topics import read_topics
+from hybrid.recipes import Context, load_recipe
 from indexes.lucene import IndexConfig
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
@@ -40,10 +41,14 @@ def mention(**change) -> str:
     return ok_passage(mentions=[{k: v for k, v in m.items() if v is not None}])
 
 
+RECIPE = 'name = "r"\n[system]\n'
+PIPELINE = RECIPE + 'type = "pipeline"\nfirst = "bm25"\nrerankers = ['
+
+
 @dataclass
 class Case:
     name: str
-    reader: str  # corpus | topics | qrels | run | config
+    reader: str  # corpus | topics | qrels | run | config | recipe
     filename: str
     content: str | bytes | None  # None: the file does not exist
     line: int | None  # line named in the message (None: the whole file)
@@ -179,6 +184,19 @@ CASES = [
     Case("missing key", "config", "c.toml", "[index]\nthreads = 2\n[index.annotation]\n", None,
          "missing required key(s) index.corpus"),
     Case("missing table", "config", "c.toml", "[other]\nx = 1\n", None, "no [index] table"),
+    # -- recipes: every kind of component is checked against its declaration (hybrid.core.registry)
+    Case("recipe type", "recipe", "r.toml", RECIPE + 'type = "multifeld"\n', 3,
+         "unknown system type 'multifeld'; known: bm25, bm25f, dense"),
+    Case("recipe required key", "recipe", "r.toml", RECIPE + 'type = "pipeline"\n', 3,
+         "system type 'pipeline' needs 'first': the system whose run the rerankers reorder"),
+    Case("recipe choice", "recipe", "r.toml", RECIPE + 'type = "fuse"\nrecipes = ["bm25", "multifield"]\n'
+         'method = "rff"\n', 5, "got 'rff'; did you mean 'rrf'?"),
+    Case("reranker key", "recipe", "r.toml", PIPELINE + '{ type = "ltr", model = "m", dpeth = 5 }]\n', 5,
+         "unknown key 'dpeth' for a ltr reranker; allowed: ['depth', 'featureset', 'learner', 'model', 'params', "
+         "'train_queries', 'type']; did you mean 'depth'?"),
+    Case("learner parameter", "recipe", "r.toml",
+         PIPELINE + '{ type = "ltr", model = "m", learner = "lambdamart", params = { num_leafs = 3 } }]\n', 5,
+         "unknown parameter 'num_leafs' for learner 'lambdamart' (an ltr reranker's params)"),
 ]
 
 
@@ -191,6 +209,8 @@ def read(case: Case, path: Path):
         return read_qrels(path)
     if case.reader == "run":
         return read_run(path)
+    if case.reader == "recipe":
+        return load_recipe(str(path)).build(Context(index=None))
     return load_config(path, IndexConfig, section="index")
 
 
@@ -203,7 +223,7 @@ def test_error_names_file_line_and_problem(case: Case, tmp_path: Path) -> None:
         path.write_bytes(case.content)
     elif case.content is not None:
         path.write_text(case.content, encoding="utf-8")
-    expected = ConfigError if case.reader == "config" else InputError
+    expected = ConfigError if case.reader in ("config", "recipe") else InputError
     with pytest.raises(expected) as caught:
         read(case, path)
     error = caught.value
