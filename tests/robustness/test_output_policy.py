@@ -191,7 +191,7 @@ def recipe(ws: Path, output: Path) -> None:
     model = os.path.relpath(output, ws) if output.resolve() != ws.resolve() else "."
     (ws / "data" / "recipe.toml").write_text(
         'name = "r"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
-        f'rerankers = [{{type = "ltr", model = "{model}", featureset = "default", learner = "linear"}}]\n')
+        f'rerankers = [{{type = "ltr", model = "{model}", featureset = "default", learner = "logistic"}}]\n')
 
 
 @pytest.mark.parametrize("case", CASES)
