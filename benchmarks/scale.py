@@ -347,7 +347,7 @@ def search_worker(args: argparse.Namespace) -> int:
     """In the monitored child: open the index, search the batch, then single queries for latency."""
     import statistics
 
-    from hybrid.cli.search import build_retriever
+    from hybrid.cli.search import build_system_of
     from hybrid.cli.search import parser as search_parser
     from hybrid.core.formats.runs import write_run
     from hybrid.core.formats.topics import read_topics
@@ -358,7 +358,7 @@ def search_worker(args: argparse.Namespace) -> int:
     topics = read_topics(args.topics, resolve=index.passage_text)
     options = search_parser().parse_args(["--topics", args.topics, "--index", args.index, "--model", args.model,
                                           "--engine", args.engine, "--threads", str(args.threads), "--quiet"])
-    retriever = build_retriever(options, index)
+    retriever = build_system_of(options, index)
     retriever.search(topics[:5], 100)  # warm-up: JIT, caches
     opened = time.time() - started
     mark = time.time()
