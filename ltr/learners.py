@@ -180,7 +180,14 @@ class LightGBMScorer(Scorer):
 #: The learners by name, each with its hyper-parameters declared once (``python -m hybrid.recipes types`` lists
 #: them): a recipe's ``{type = "ltr", learner = NAME, params = {...}}`` and ``python -m hybrid.ltr --learner NAME
 #: --param KEY=VALUE`` are checked against the declaration, which also fills in every default.
-LEARNERS: Registry[Component] = Registry("learner", noun="parameter",
+@dataclass(frozen=True)
+class LearnerType(Component):
+    """A learner: ``target`` is its class, ``scorer`` the class that loads the models it trains."""
+
+    scorer: type[Scorer] | None = None
+
+
+LEARNERS: Registry[LearnerType] = Registry("learner", LearnerType, noun="parameter",
                                          describe="The model an ltr reranker is trained with: learner = NAME, "
                                                   "params = {PARAMETER = VALUE, ...} in a recipe, --learner NAME "
                                                   "--param PARAMETER=VALUE to python -m hybrid.ltr.")
@@ -208,7 +215,7 @@ def _standardise(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Param("max_iter", int, 2000, "solver iterations at most", minimum=1),
     Param("class_weight", (str, dict), None, "'balanced' (weights inverse to the label frequencies) or a table "
                                              "{label = weight}; unset: every pair weighs 1",
-          what="'balanced' or a table {label = weight}")])
+          what="'balanced' or a table {label = weight}")], scorer=LinearScorer)
 class LogisticLearner(Learner):
     """Pointwise logistic regression on standardised features (relevant vs not)."""
 
@@ -224,7 +231,8 @@ class LogisticLearner(Learner):
         return LinearScorer(model.coef_[0].astype(np.float64), float(model.intercept_[0]), mean, scale, self.name)
 
 
-@LEARNERS.register("ridge", [Param("alpha", float, 1.0, "L2 regularisation strength", minimum=0.0)])
+@LEARNERS.register("ridge", [Param("alpha", float, 1.0, "L2 regularisation strength", minimum=0.0)],
+                   scorer=LinearScorer)
 class RidgeLearner(Learner):
     """Pointwise least-squares regression of the relevance label (ridge) on standardised features."""
 
@@ -244,7 +252,8 @@ class RidgeLearner(Learner):
     Param("max_leaf_nodes", int, 31, "leaves per tree at most", minimum=2),
     Param("min_samples_leaf", int, 50, "training pairs per leaf at least", minimum=1),
     Param("l2_regularization", float, 0.0, "L2 regularisation of the leaf values", minimum=0.0),
-    Param("max_bins", int, 255, "bins a feature's values are put in", minimum=2, maximum=255)])
+    Param("max_bins", int, 255, "bins a feature's values are put in", minimum=2, maximum=255)],
+    scorer=TreeEnsembleScorer)
 class GBTLearner(Learner):
     """Pointwise gradient-boosted trees (scikit-learn HistGradientBoostingClassifier), exported to JSON."""
 
@@ -278,7 +287,7 @@ class GBTLearner(Learner):
     Param("bagging_freq", int, 1, "bag every N rounds (0: no bagging)", minimum=0),
     Param("lambda_l2", float, 1.0, "L2 regularisation of the leaf values", minimum=0.0),
     Param("lambdarank_truncation_level", int, 100, "ranks of each list the lambdas are computed over", minimum=1),
-    Param("num_threads", int, 2, "LightGBM threads", minimum=1)])
+    Param("num_threads", int, 2, "LightGBM threads", minimum=1)], scorer=LightGBMScorer)
 class LambdaMARTLearner(Learner):
     """Listwise LambdaMART: LightGBM's ``lambdarank`` objective over each query's candidate list."""
 
@@ -297,9 +306,10 @@ class LambdaMARTLearner(Learner):
         return LightGBMScorer(booster.model_to_string())
 
 
-SCORERS: dict[str, type[Scorer]] = {
-    "logistic": LinearScorer, "ridge": LinearScorer, "gbt": TreeEnsembleScorer, "lambdamart": LightGBMScorer,
-}
+#: learner name -> the scorer class that loads its models (from the declarations).
+SCORERS: dict[str, type[Scorer]] = {name: learner.scorer for name, learner in LEARNERS.items()}
+#: The learner the commands train with when none is named (``python -m hybrid.ltr``, ``hybrid.collect train``).
+LEARNER = Param("learner", str, "lambdamart", "the learner", choices=tuple(LEARNERS))
 
 
 def make_learner(name: str, params: dict[str, Any] | None = None) -> Learner:

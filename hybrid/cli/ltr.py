@@ -59,7 +59,7 @@ from ltr.experiment import cv_scores
 from ltr.export import export_svmlight
 from ltr.feature_scaling import Normaliser
 from ltr.featureset import load_featureset
-from ltr.learners import LEARNERS
+from ltr.learners import LEARNER, LEARNERS
 from ltr.model import LEARNER_PACKAGES, LTR_MODEL, TrainedModel, ltr_versions, train_model
 from ltr.pipeline import LtrReranker, load_or_extract
 from ltr.resources import IndexResources
@@ -93,7 +93,7 @@ def _inputs(p: argparse.ArgumentParser, prefix: str = "", required: bool = True,
 
 def _learner(p: argparse.ArgumentParser) -> None:
     p.add_argument("--featureset", default=str(DEFAULT_FEATURESET), help="feature set TOML")
-    p.add_argument("--learner", choices=sorted(LEARNERS), default="lambdamart")
+    p.add_argument("--learner", choices=sorted(LEARNERS), default=LEARNER.default, help=LEARNER.desc)
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="learner parameter (repeatable), e.g. --param num_leaves=63; python -m hybrid.recipes "
                         "types lists each learner's, with their defaults")

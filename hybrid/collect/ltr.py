@@ -24,7 +24,7 @@ from hybrid.core.errors import InputError
 from hybrid.core.outputs import Kind
 from hybrid.core.records import Hit, Run
 from ltr.cv import assert_disjoint, grouped_folds
-from ltr.learners import SCORERS, Scorer, make_learner
+from ltr.learners import LEARNER, SCORERS, Scorer, make_learner
 from ltr.model import read_model_meta, read_payload, write_model_dir
 
 MODEL_FILE = "model.json"
@@ -74,7 +74,7 @@ class EventModel:
 
     scorer: Scorer
     rankers: tuple[str, ...]
-    learner: str = "lambdamart"
+    learner: str = LEARNER.default
     params: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
     depth: int = DEPTH
@@ -115,7 +115,7 @@ class EventModel:
 
 
 def train(matrices: list[EventMatrix], qrels: Mapping[str, Mapping[str, int]], rankers: tuple[str, ...] = RANKERS,
-          learner: str = "lambdamart", params: dict[str, Any] | None = None, seed: int = 0,
+          learner: str = LEARNER.default, params: dict[str, Any] | None = None, seed: int = 0,
           depth: int = DEPTH) -> EventModel:
     """Fit the learner on the judged event queries' candidates."""
     merged = {**DEFAULT_PARAMS, **(params or {})} if learner == "lambdamart" else dict(params or {})
@@ -128,7 +128,7 @@ Folds = list[tuple[list[str], list[str]]]
 
 
 def cross_validate(matrices: list[EventMatrix], qrels: Mapping[str, Mapping[str, int]], group_of: Callable[[str], str],
-                   k: int = 5, seed: int = 0, learner: str = "lambdamart", params: dict[str, Any] | None = None,
+                   k: int = 5, seed: int = 0, learner: str = LEARNER.default, params: dict[str, Any] | None = None,
                    rankers: tuple[str, ...] = RANKERS, hits: int = 1000) -> tuple[Run, Folds]:
     """Out-of-fold runs: each query scored by a model trained on the other folds' events (never its own)."""
     by_qid = {m.qid: m for m in matrices}

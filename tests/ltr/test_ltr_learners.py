@@ -7,7 +7,7 @@ import pytest
 
 from hybrid.core.errors import ConfigError
 from ltr.featureset import parse_featureset
-from ltr.learners import LEARNERS, make_learner
+from ltr.learners import LEARNERS, SCORERS, make_learner
 from ltr.matrix import FeatureMatrix
 from ltr.metrics import fast_ap
 from ltr.model import train_model
@@ -89,5 +89,6 @@ def test_unknown_learner_and_parameter_are_config_errors():
 def test_every_learner_declares_its_parameters_once():
     for name, component in LEARNERS.items():
         assert component.target.name == name and component.doc
+        assert component.scorer is SCORERS[name] and component.scorer.from_payload
         assert make_learner(name).params == component.defaults()
         assert all(param.desc for param in component.params.values())
