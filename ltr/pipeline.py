@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from features.pairs.registry import lookup
+from hybrid.core.params import Param
 from hybrid.core.records import Run, Topic
 from hybrid.core.stage import Reranker
 from indexes.sparse_index import SparseIndex
@@ -23,9 +24,13 @@ from ltr.resources import IndexResources
 
 log = logging.getLogger(__name__)
 
+#: How many hits of a run LTR extracts features for and reorders (a recipe's ltr reranker, hybrid.recipe_train,
+#: python -m hybrid.ltr --depth).
+DEPTH = Param("depth", int, 100, "head of the input run it reorders", minimum=1)
+
 
 def extract_matrix(resources: IndexResources, topics: Sequence[Topic], run: Run, names: Sequence[str],
-                   depth: int = 100, progress: bool = False, chunk: int = 500,
+                   depth: int = DEPTH.default, progress: bool = False, chunk: int = 500,
                    options: dict[str, dict] | None = None) -> FeatureMatrix:
     """Features of the top ``depth`` hits of every topic, in chunks of ``chunk`` topics (bounded memory).
 
@@ -52,7 +57,7 @@ def extract_matrix(resources: IndexResources, topics: Sequence[Topic], run: Run,
 class LtrReranker(Reranker):
     """Rerank the top ``depth`` hits of a run with a trained model."""
 
-    def __init__(self, model: TrainedModel, index: SparseIndex | IndexResources, depth: int = 100):
+    def __init__(self, model: TrainedModel, index: SparseIndex | IndexResources, depth: int = DEPTH.default):
         model.verify_features()
         self.model, self.depth = model, depth
         self.resources = index if isinstance(index, IndexResources) else IndexResources(index)

@@ -39,6 +39,7 @@ from hybrid.core.params import Param
 from indexes.faiss_index import DENSE_METADATA, DenseIndex, check_bound, resolve_dense_dir
 from indexes.lucene import mention_doc_id
 from ltr.reader.context import LeadContext
+from ltr.reader.settings import BATCH_SIZE
 from ltr.sparse_features import DEFAULT_CHANNELS, SparseFeatureExtractor, parse_channels
 
 
@@ -259,10 +260,10 @@ class ReaderProvider(FeatureProvider):
     group = "reader"
     description = "neural reader (cross-encoder + span heads + pair scorer): pair score and span confidence"
     OPTIONS = (Param("checkpoint", str, None, "the trained reader folder (python -m hybrid.reader train); needed"),
-               Param("batch_size", int, 64, "pairs scored at once", minimum=1),
+               BATCH_SIZE,
                Param("device", str, None, "torch device (default: the reader's choice)"))
 
-    def __init__(self, checkpoint: str | None = None, batch_size: int = OPTIONS[1].default, device: str | None = None):
+    def __init__(self, checkpoint: str | None = None, batch_size: int = BATCH_SIZE.default, device: str | None = None):
         self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
         self._reader = None
         self._context = None

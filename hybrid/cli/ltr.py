@@ -61,7 +61,7 @@ from ltr.feature_scaling import Normaliser
 from ltr.featureset import load_featureset
 from ltr.learners import LEARNER, LEARNERS
 from ltr.model import LEARNER_PACKAGES, LTR_MODEL, TrainedModel, ltr_versions, train_model
-from ltr.pipeline import LtrReranker, load_or_extract
+from ltr.pipeline import DEPTH, LtrReranker, load_or_extract
 from ltr.resources import IndexResources
 from ltr.runio import read_first_stage
 
@@ -75,7 +75,7 @@ DEFAULT_FEATURESET = Path(__file__).resolve().parents[2] / "ltr" / "configs" / "
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index", required=True, help="hybrid index directory the run was retrieved from;"
                                                   " 'sample': the bundled sample's, built on first use")
-    p.add_argument("--depth", type=positive_int, default=100, help="rerank the top N hits of each query")
+    p.add_argument("--depth", type=positive_int, default=DEPTH.default, help="rerank the top N hits of each query")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", help="directory for cached feature matrices (reused when inputs match)")
     add_quiet(p)

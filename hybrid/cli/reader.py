@@ -43,6 +43,7 @@ from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
 from ltr.reader.data import build_training_queries, judged_negatives_only, read_labelled_corpus, read_pool, write_pool
+from ltr.reader.settings import BATCH_SIZE, DEPTH, SPAN_SOURCE
 from ltr.reader.spans_eval import evaluate_spans_file
 
 RETRIEVERS = ("multifield", "bm25")
@@ -88,12 +89,11 @@ def _add_rerank(sub) -> None:
     p.add_argument("--topics", required=True, help="topics TSV/JSONL of the run")
     p.add_argument("--index", required=True, help="hybrid index holding the passages;"
                                                   " 'sample': the bundled sample's, built on first use")
-    p.add_argument("--rerank-depth", type=positive_int, default=50)
+    p.add_argument("--rerank-depth", type=positive_int, default=DEPTH.default, help=DEPTH.desc)
     p.add_argument("--output", required=True, type=output_file, help="reranked TREC run")
     p.add_argument("--spans", help="JSONL of extracted spans (qid, docid, rank, start, end, text, score)")
-    p.add_argument("--batch-size", type=positive_int, default=64)
-    p.add_argument("--span-source", choices=("predicted", "mentions"), default="predicted",
-                   help="score only the predicted span (CoreSearch), or also every indexed mention of the passage")
+    p.add_argument("--batch-size", type=positive_int, default=BATCH_SIZE.default, help=BATCH_SIZE.desc)
+    p.add_argument("--span-source", choices=SPAN_SOURCE.choices, default=SPAN_SOURCE.default, help=SPAN_SOURCE.desc)
     p.add_argument("--interpolate", metavar="W",
                    help="order the reranked hits by (1 - W) z(first-stage score) + W z(reader score) "
                         "(0 <= W <= 1, or per kind: 'event=0.35;entity=0.65'; default: the reader score alone, "

@@ -64,7 +64,9 @@ from indexes.sharded_index import ShardedIndex
 from ltr.featureset import load_featureset
 from ltr.learners import LEARNERS
 from ltr.model import TrainedModel
+from ltr.pipeline import DEPTH as LTR_DEPTH
 from ltr.pipeline import LtrReranker
+from ltr.reader import settings as reader_settings
 
 FEATURESET_DIR = Path(__file__).resolve().parent.parent.parent / "ltr" / "configs"
 
@@ -428,7 +430,7 @@ def _union(spec: dict, context: Context, source: RecipeSource) -> Stage:
     Param("learner", str, None, "training: the learner (see hybrid.recipe_train)", choices=tuple(LEARNERS)),
     Param("params", dict, None, "training: the learner's hyper-parameters (the learner's declared defaults for "
                                 "those it does not give)"),
-    Param("depth", int, 100, "head of the input run it reorders", minimum=1),
+    LTR_DEPTH,
     Param("train_queries", int, None, "training: queries sampled from the training topics", minimum=1)],
     check=lambda spec, error: _check_learner(spec, error))
 def _ltr(spec: dict, context: Context, source: RecipeSource) -> Stage:
@@ -449,9 +451,9 @@ def _check_learner(spec: dict, error: ErrorFactory) -> None:
 
 @RERANKERS.register("reader", [
     _MODEL,
-    Param("depth", int, 50, "head of the input run it reorders", minimum=1),
-    Param("span_source", str, "predicted", "which span a candidate is scored by"),
-    Param("batch_size", int, 64, "pairs scored at once", minimum=1),
+    reader_settings.DEPTH,
+    reader_settings.SPAN_SOURCE,
+    reader_settings.BATCH_SIZE,
     Param("interpolate", (int, float, dict), None, "interpolate with the input run's scores: a weight, or a "
                                                    "table by kind {event = W, entity = W}",
           what="a number or a table {event = W, entity = W}")])

@@ -10,9 +10,8 @@ from hybrid.core.stage import Reranker
 from ltr.reader.context import LeadContext
 from ltr.reader.infer import rerank_run
 from ltr.reader.interpolate import KindWeights, interpolate
+from ltr.reader.settings import BATCH_SIZE, DEPTH, SPAN_SOURCE, SPAN_SOURCES
 from ltr.reader.store import Reader, load_reader
-
-SPAN_SOURCES = ("predicted", "mentions")
 
 
 def index_mention_spans(index, same_kind: bool = True) -> Callable[[Topic, str], list[tuple[int, int]]]:
@@ -37,8 +36,9 @@ class ReaderReranker(Reranker):
     ``w`` may be per kind: ``{"event": 0.35, "entity": 0.65}`` or ``"event=0.35;entity=0.65"``.
     """
 
-    def __init__(self, reader: Reader | str | Path, passages, depth: int = 50, batch_size: int = 64,
-                 device: str | None = None, progress: bool = False, span_source: str = "predicted",
+    def __init__(self, reader: Reader | str | Path, passages, depth: int = DEPTH.default,
+                 batch_size: int = BATCH_SIZE.default, device: str | None = None, progress: bool = False,
+                 span_source: str = SPAN_SOURCE.default,
                  interpolate: float | KindWeights | Mapping[str, float] | str | None = None):
         if span_source not in SPAN_SOURCES:
             raise ValueError(f"span_source must be one of {SPAN_SOURCES}, got {span_source!r}")

@@ -245,3 +245,14 @@ def test_an_ltr_rerankers_learner_and_params_are_checked_at_the_recipe_line(tmp_
     path.write_text(f'name = "r"\n[system]\ntype = "pipeline"\nfirst = "bm25"\nrerankers = [{reranker}]\n')
     with pytest.raises(ConfigError, match=r"r\.toml:5: " + error):
         load_recipe(str(path)).build(Context(index=None))
+
+
+def test_a_readers_span_source_is_one_of_the_declared_choices(tmp_path):
+    """The reader's settings are declared once (ltr.reader.settings): a recipe is refused at its line, before the
+    reader (and torch) is loaded."""
+    path = tmp_path / "r.toml"
+    path.write_text('name = "r"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
+                    'rerankers = [{ type = "reader", model = "m", span_source = "mention" }]\n')
+    with pytest.raises(ConfigError, match=r"r\.toml:5: a reader's 'span_source' must be one of predicted, mentions, "
+                                          r"got 'mention'; did you mean 'mentions'\?"):
+        load_recipe(str(path)).build(Context(index=None))
