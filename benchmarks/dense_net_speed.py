@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 
 TOLERANCE = 1e-5
 
@@ -54,7 +54,7 @@ def run_recipes(args: argparse.Namespace) -> dict:
         stage = load_recipe(name).build(context)
         stage(topics[:batch])  # warm-up: lazy loads (document vectors, JVM classes, caches) are not timed
         seconds = []
-        run: Run = {}
+        run: Rankings = {}
         for _ in range(args.repeat):
             profiler = cProfile.Profile() if args.profile else None
             started = time.perf_counter()

@@ -51,7 +51,7 @@ from hybrid.core.formats.topics import read_topics  # noqa: E402
 from hybrid.core.judged import judged_only as condensed_run  # noqa: E402
 from hybrid.core.judged import with_judged  # noqa: E402
 from hybrid.core.measures import aggregate, per_query  # noqa: E402
-from hybrid.core.records import KINDS, Run, Topic  # noqa: E402
+from hybrid.core.records import KINDS, Rankings, Topic  # noqa: E402
 from hybrid.evaluation.significance import paired_test  # noqa: E402
 from hybrid.recipes import Context, load_recipe  # noqa: E402
 from hybrid.recipes.builders import build_named, build_reranker, featureset_path, reranker_specs  # noqa: E402
@@ -261,7 +261,7 @@ def run_file_name(name: str) -> str:
     return "-".join(part for part in slug.split("-") if part) + ".trec"
 
 
-def write_runs(runs: dict[str, Run], directory: Path) -> dict[str, str]:
+def write_runs(runs: dict[str, Rankings], directory: Path) -> dict[str, str]:
     """Every variant's run as ``DIRECTORY/<slug>.trec`` (tagged with the slug); returns name -> file name."""
     files = {name: run_file_name(name) for name in runs}
     if len(set(files.values())) != len(files):
@@ -272,7 +272,7 @@ def write_runs(runs: dict[str, Run], directory: Path) -> dict[str, str]:
     return files
 
 
-def summarise(qrels, run: Run, kind_of: dict[str, str]) -> tuple[dict, dict]:
+def summarise(qrels, run: Rankings, kind_of: dict[str, str]) -> tuple[dict, dict]:
     """(per-kind means, measure -> qid -> value)."""
     values = per_query(qrels, run, MEASURES)
     table = {kind: {m: aggregate(values[m], [q for q in qrels if kind_of.get(q) == kind]) for m in MEASURES}
@@ -301,7 +301,7 @@ def main(argv=None) -> int:
     variants = Variants(setup, train, dev, train_topics, dev_topics, resources)
     kind_of = variants.kind_of
 
-    runs: dict[str, Run] = {"plain Pyserini BM25 (baseline)": PassageBM25(index, k=100).search(dev_topics, 100),
+    runs: dict[str, Rankings] = {"plain Pyserini BM25 (baseline)": PassageBM25(index, k=100).search(dev_topics, 100),
                             "first stage (the recipe's candidates)": dev.to_run(dev.scores)}
     jobs: dict[str, Callable[[], np.ndarray]] = {"reference (the recipe's model)": variants.reference}
     for seed in SEEDS:

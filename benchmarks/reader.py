@@ -42,7 +42,7 @@ from hybrid.core.formats.runs import SCORE_DECIMALS, read_run, write_run  # noqa
 from hybrid.core.formats.topics import read_topics  # noqa: E402
 from hybrid.core.judged import judged_only, read_judged, with_judged  # noqa: E402
 from hybrid.core.measures import evaluate, per_query  # noqa: E402
-from hybrid.core.records import KINDS, Hit, Run  # noqa: E402
+from hybrid.core.records import KINDS, Hit, Rankings  # noqa: E402
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25  # noqa: E402
 from indexes.sparse_index import SparseIndex  # noqa: E402
 from ltr.reader.context import LeadContext  # noqa: E402
@@ -82,7 +82,7 @@ def ecb_subtopic(doc_id: str) -> tuple[str, bool]:
 UNJUDGED = "of the errors: unjudged"
 
 
-def top1_errors(run: Run, qrels, topics, judged=None) -> dict[str, dict[str, int]]:
+def top1_errors(run: Rankings, qrels, topics, judged=None) -> dict[str, dict[str, int]]:
     """Per kind: where each query's first hit comes from when it is not relevant. Why: a reader that sees one
     sentence cannot tell an ECB+ topic's two subtopics (or two topics' similar events) apart the way a first
     stage over the document's coreference chain can; this table shows which confusions a system makes.
@@ -133,7 +133,7 @@ def same_first_stage(saved: list[Hit], fresh: list[Hit], depth: int) -> bool:
     return certain <= saved_top
 
 
-def attach_first_stage(reranked: Run, first: Run, depth: int) -> Run:
+def attach_first_stage(reranked: Rankings, first: Rankings, depth: int) -> Rankings:
     """A reranked run read back from its TREC file lost the hits' ``extra``: restore what interpolation needs
     (reader score = the run's score over the first stage's top ``depth``; first-stage score and rank)."""
     for qid, hits in reranked.items():
@@ -147,7 +147,7 @@ def attach_first_stage(reranked: Run, first: Run, depth: int) -> Run:
     return reranked
 
 
-def cross_fit_by_kind(qrels, reranked: Run, fold_of: dict[str, str], kind_of: dict[str, str], judged=None):
+def cross_fit_by_kind(qrels, reranked: Rankings, fold_of: dict[str, str], kind_of: dict[str, str], judged=None):
     """Leave-one-fold-out interpolation weights, tuned separately for each query kind; and, per kind, the
     weight tuned on all folds (what a recipe such as ``multifield-reader`` should ship). ``judged``: tune on
     condensed lists."""
@@ -162,9 +162,9 @@ def cross_fit_by_kind(qrels, reranked: Run, fold_of: dict[str, str], kind_of: di
     return run, weights, overall
 
 
-def predicted_only(run: Run, passage_text) -> Run:
+def predicted_only(run: Rankings, passage_text) -> Rankings:
     """The run the reader gives when it scores only its predicted span (read off a mentions-mode run)."""
-    out: Run = {}
+    out: Rankings = {}
     for qid, hits in run.items():
         top, rest = [], []
         for hit in hits:
@@ -183,9 +183,9 @@ def predicted_only(run: Run, passage_text) -> Run:
     return out
 
 
-def rrf(a: Run, b: Run, k: int = 60) -> Run:
+def rrf(a: Rankings, b: Rankings, k: int = 60) -> Rankings:
     """Reciprocal rank fusion (parameter-free, k=60) of two runs over the same candidates."""
-    out: Run = {}
+    out: Rankings = {}
     for qid in a:
         fused: dict[str, float] = {}
         spans = {h.docid: h for h in a[qid]}
@@ -199,7 +199,7 @@ def rrf(a: Run, b: Run, k: int = 60) -> Run:
     return out
 
 
-def load_reranked(path: Path, spans_path: Path, qids: set[str]) -> Run:
+def load_reranked(path: Path, spans_path: Path, qids: set[str]) -> Rankings:
     """A saved reranked run (with its spans), restricted to the evaluated queries ``qids``."""
     run = {q: hits for q, hits in read_run(path).items() if q in qids}
     by_pair = {}
@@ -213,7 +213,7 @@ def load_reranked(path: Path, spans_path: Path, qids: set[str]) -> Run:
     return run
 
 
-def span_rows(run: Run, top: int, passage_text) -> list[SpanRow]:
+def span_rows(run: Rankings, top: int, passage_text) -> list[SpanRow]:
     """Each hit's span; a first-stage hit knows only the offsets of its best mention, so its text is looked up."""
     rows = []
     for qid, hits in run.items():
@@ -277,13 +277,13 @@ def main() -> None:
     (out / "subset.txt").write_text("".join(f"{t.qid}\n" for t in topics))
     (out / "tune_subset.txt").write_text("".join(f"{t.qid}\n" for t in tune_topics))
 
-    def first_stage(chosen) -> Run:
+    def first_stage(chosen) -> Rankings:
         if args.first_stage_run:
             full = read_run(args.first_stage_run)
             return {t.qid: full.get(t.qid, []) for t in chosen}
         return MultiFieldBM25(index).search(chosen, args.hits)
 
-    runs: dict[str, Run] = {}
+    runs: dict[str, Rankings] = {}
     runs["bm25 (plain Pyserini, sentence)"] = PassageBM25(index, "sentence").search(topics, args.hits)
     first_name = f"first stage ({Path(args.first_stage_run).name})" if args.first_stage_run \
         else "multifield (first stage)"

@@ -48,8 +48,9 @@ SPAN_COLUMNS = ("start", "end", "mention")
 class Run(dict):
     """A ranked result set ``{qid: [Hit, ...]}`` (best first), as every stage returns, plus conversions.
 
-    It is a plain ``dict`` underneath, so it goes wherever the engine takes a run (rerankers, fusion,
-    :func:`hybrid.core.formats.runs.write_run`). ``topics`` are the topics it answers (for kinds), when known.
+    It is the engine's :data:`hybrid.core.records.Rankings` (a plain ``dict``) underneath, so it goes wherever the
+    engine takes a run (rerankers, fusion, :func:`hybrid.core.formats.runs.write_run`). ``topics`` are the topics
+    it answers (for kinds), when known.
     """
 
     def __init__(self, hits: Mapping[str, list[Hit]] | None = None, topics: list[Topic] | None = None,

@@ -17,7 +17,7 @@ from features.pairs.base import PairBatch, PairContext, QueryContext, dice
 from features.pairs.strings import mention_strings
 from features.pairs.views import CountingTermStats, DocumentView, PassageView, RecordView, TermStats
 from hybrid.core.progress import progress as progress_bar
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import Hit, Rankings, Topic
 from ltr.resources import IndexResources
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def select_candidate(query: RecordView, passage: PassageView, start: int | None 
     return max(pool, key=likeness)
 
 
-def build_batch(resources: IndexResources, topics: Sequence[Topic], run: Run, depth: int = 100,
+def build_batch(resources: IndexResources, topics: Sequence[Topic], run: Rankings, depth: int = 100,
                 progress: bool = False) -> PairBatch:
     """Pairs for the top ``depth`` hits of every topic (topics absent from the run get no pairs)."""
     queries, pairs, offsets = [], [], [0]

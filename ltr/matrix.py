@@ -19,7 +19,7 @@ from features.pairs.registry import configured, lookup
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import Qrels
-from hybrid.core.records import Hit, Run
+from hybrid.core.records import Hit, Rankings
 
 
 @dataclass
@@ -75,9 +75,9 @@ class FeatureMatrix:
                           dtype=np.int64)
         return FeatureMatrix(self.qids, self.docids, self.X, list(self.names), self.scores, self.spans, labels)
 
-    def to_run(self, scores: np.ndarray) -> Run:
+    def to_run(self, scores: np.ndarray) -> Rankings:
         """A run ordering every query's rows by ``scores`` (ties: first-stage order), spans kept."""
-        run: Run = {}
+        run: Rankings = {}
         offsets = self.offsets
         for i in range(len(offsets) - 1):
             lo, hi = offsets[i], offsets[i + 1]

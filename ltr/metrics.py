@@ -14,7 +14,7 @@ import numpy as np
 
 from hybrid.core.formats.qrels import Qrels
 from hybrid.core.measures import group_means, per_query
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 
 REPORT_MEASURES = ("AP@100", "RR@10", "R@100", "nDCG@10")
 
@@ -24,7 +24,7 @@ def restrict(qrels: Qrels, qids: list[str] | set[str]) -> Qrels:
     return {q: j for q, j in qrels.items() if q in keep}
 
 
-def per_query_metrics(qrels: Qrels, run: Run, measures: tuple[str, ...] = REPORT_MEASURES,
+def per_query_metrics(qrels: Qrels, run: Rankings, measures: tuple[str, ...] = REPORT_MEASURES,
                       qids: list[str] | None = None) -> dict[str, dict[str, float]]:
     """measure -> qid -> value over the judged queries among ``qids`` (default: the run's queries)."""
     return per_query(restrict(qrels, qids if qids is not None else list(run)), run, measures)

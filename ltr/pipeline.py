@@ -14,7 +14,7 @@ from pathlib import Path
 
 from features.pairs.registry import lookup
 from hybrid.core.params import Param
-from hybrid.core.records import Run, Topic
+from hybrid.core.records import Rankings, Topic
 from hybrid.core.stage import Reranker
 from indexes.sparse_index import SparseIndex
 from ltr.batch import build_batch
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 DEPTH = Param("depth", int, 100, "head of the input run it reorders", minimum=1)
 
 
-def extract_matrix(resources: IndexResources, topics: Sequence[Topic], run: Run, names: Sequence[str],
+def extract_matrix(resources: IndexResources, topics: Sequence[Topic], run: Rankings, names: Sequence[str],
                    depth: int = DEPTH.default, progress: bool = False, chunk: int = 500,
                    options: dict[str, dict] | None = None) -> FeatureMatrix:
     """Features of the top ``depth`` hits of every topic, in chunks of ``chunk`` topics (bounded memory).
@@ -64,7 +64,7 @@ class LtrReranker(Reranker):
         self.name = f"ltr-{model.learner}"
         self.timing: dict[str, float] = {}
 
-    def rerank(self, topics: list[Topic], run: Run) -> Run:
+    def rerank(self, topics: list[Topic], run: Rankings) -> Rankings:
         started = time.perf_counter()
         fs = self.model.featureset
         matrix = extract_matrix(self.resources, topics, run, fs.feature_names, self.depth,
@@ -73,7 +73,7 @@ class LtrReranker(Reranker):
         reranked = matrix.to_run(self.model.score(matrix))
         scored = time.perf_counter()
         self.timing = {"features_s": extracted - started, "score_s": scored - extracted, "queries": len(topics)}
-        out: Run = {}
+        out: Rankings = {}
         for topic in topics:
             head = reranked.get(topic.qid, [])
             seen = {h.docid for h in head}
@@ -82,7 +82,7 @@ class LtrReranker(Reranker):
         return out
 
 
-def load_or_extract(resources: IndexResources, topics: Sequence[Topic], run: Run, names: Sequence[str], depth: int,
+def load_or_extract(resources: IndexResources, topics: Sequence[Topic], run: Rankings, names: Sequence[str], depth: int,
                     cache_dir: str | Path | None, key: dict, progress: bool = False,
                     options: dict[str, dict] | None = None) -> FeatureMatrix:
     """Extract features, or reuse a cached matrix made from the same inputs with (at least) these features.

@@ -11,10 +11,10 @@ from pathlib import Path
 from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import iter_lines, parse_json_object
 from hybrid.core.formats.runs import read_run
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 
 
-def read_first_stage(run_path: str | Path, spans_path: str | Path | None = None) -> Run:
+def read_first_stage(run_path: str | Path, spans_path: str | Path | None = None) -> Rankings:
     """The run, with ``mention_start``/``mention_end`` filled from the spans file when given."""
     run = read_run(run_path)
     if spans_path is None:

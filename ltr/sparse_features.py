@@ -38,7 +38,7 @@ from features.annotate import FIELDS, QUERY_SOURCES, MentionRecord, query_source
 from hybrid.core.errors import ConfigError
 from hybrid.core.java import FEATURES, FeatureBatch
 from hybrid.core.params import BM25_B, BM25_K1
-from hybrid.core.records import Run, Topic
+from hybrid.core.records import Rankings, Topic
 from indexes.lucene import MENTIONS
 from indexes.sparse_index import SparseIndex
 
@@ -137,7 +137,7 @@ class SparseFeatureExtractor:
         splits = np.cumsum([len(c) for c in candidates])[:-1]
         return np.split(matrix, splits), self.feature_names
 
-    def extract_run(self, topics: Sequence[Topic], run: Run) -> tuple[dict[str, np.ndarray], list[str]]:
+    def extract_run(self, topics: Sequence[Topic], run: Rankings) -> tuple[dict[str, np.ndarray], list[str]]:
         """Features for every hit of a run (rows in hit order); a hit's mention id is used when it has one."""
         present = [t for t in topics if t.qid in run]
         candidates = [[h.mention_id or h.docid for h in run[t.qid]] for t in present]

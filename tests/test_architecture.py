@@ -225,7 +225,7 @@ def test_the_lower_folders_import_only_the_ground_of_hybrid():
 
 
 def test_the_upward_rule_flags_what_it_should():
-    source = """from hybrid.core.records import Run
+    source = """from hybrid.core.records import Rankings
 from hybrid.store import models
 import hybrid.core.jvm
 from hybrid.retrieval.sparse import MultiFieldBM25

@@ -40,7 +40,7 @@ from hybrid.core.measures import parse_measures
 from hybrid.core.outputs import Input, Output, Writes, run_output
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import inputs, produced_by, used_artifacts
-from hybrid.core.records import Run, Topic
+from hybrid.core.records import Rankings, Topic
 from hybrid.evaluation.comparison import (
     COMPARISON_MEASURES,
     compare,
@@ -57,7 +57,7 @@ DEFAULT_MEASURES = COMPARISON_MEASURES
 
 
 def run_recipes(recipes: list, topics: list[Topic], context,
-                progress: bool = True) -> tuple[dict[str, Run], dict[str, float]]:
+                progress: bool = True) -> tuple[dict[str, Rankings], dict[str, float]]:
     """Each recipe's run on the topics, with a progress bar per recipe (its topics in batches)."""
 
     runs, seconds = {}, {}
@@ -65,7 +65,7 @@ def run_recipes(recipes: list, topics: list[Topic], context,
     for recipe in recipes:
         stage = recipe.build(context)
         started = time.perf_counter()
-        run: Run = {}
+        run: Rankings = {}
         with progress_bar(desc=recipe.name, unit="query", total=len(topics), enabled=progress) as bar:
             for lo in range(0, len(topics), batch):
                 chunk = topics[lo : lo + batch]

@@ -45,7 +45,7 @@ from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, read_run_meta, sha256_file, write_run_set
 from hybrid.core.outputs import Input, Output, Writes, run_input, run_output
 from hybrid.core.provenance import produced_by
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 from hybrid.fusion.fuse import fuse_runs, parse_weights
 from hybrid.fusion.registry import FUSIONS, METHOD, NORM, RRF_K_PARAM, fusion_method, uses
 
@@ -127,7 +127,7 @@ def writes(args: argparse.Namespace, spans: list[str | None]) -> Writes:
                                   Output("--output-spans", args.output_spans, replace=True)], reads)
 
 
-def read_inputs(runs: list[str], spans: list[str | None], depth: int | None) -> list[Run]:
+def read_inputs(runs: list[str], spans: list[str | None], depth: int | None) -> list[Rankings]:
     """Each run (cut to ``depth``), its hits given the spans of its spans file (checked against the run's meta)."""
     out = []
     for path, spans_path in zip(runs, spans, strict=True):
@@ -142,7 +142,7 @@ def read_inputs(runs: list[str], spans: list[str | None], depth: int | None) -> 
     return out
 
 
-def check_spans_belong(run: Run, run_path: str, spans_path: str) -> None:
+def check_spans_belong(run: Rankings, run_path: str, spans_path: str) -> None:
     """A spans row for a (qid, docid) the run does not have means the files were mixed up."""
     hits = {(qid, h.docid) for qid, found in run.items() for h in found}
     for number, line in iter_lines(spans_path):

@@ -35,7 +35,7 @@ from hybrid.core.formats.runs import read_spans as read_span_rows
 from hybrid.core.judged import read_judged, with_judged
 from hybrid.core.measures import aggregate, group_qids, per_query
 from hybrid.core.outputs import Input, Kind, Output, Writes, run_input
-from hybrid.core.records import Run, Topic
+from hybrid.core.records import Rankings, Topic
 
 CSS = """
 body{font-family:DejaVu Sans,Arial,sans-serif;margin:2em;color:#222;max-width:1100px}
@@ -113,8 +113,8 @@ def legend(positive_only: bool, baseline_name: str | None) -> str:
     return "\n".join(parts)
 
 
-def render(topics: list[Topic], run: Run, qrels: dict, passage_text, groups: dict[str, str], name: str,
-           spans: dict | None = None, baseline: Run | None = None, depth: int = 10,
+def render(topics: list[Topic], run: Rankings, qrels: dict, passage_text, groups: dict[str, str], name: str,
+           spans: dict | None = None, baseline: Rankings | None = None, depth: int = 10,
            baseline_name: str | None = None) -> str:
     measures = ("RR@10", "AP@100", "R@100", "nDCG@10")
     scores = per_query(qrels, run, measures)

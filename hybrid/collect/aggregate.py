@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from hybrid.core.records import Hit, Run
+from hybrid.core.records import Hit, Rankings
 
 
 def to_documents(hits: list[Hit], doc_of: Callable[[str], str | None], how: str = "max",
@@ -44,7 +44,7 @@ def combsum(runs: list[list[Hit]], k: int = 1000) -> list[Hit]:
 
 
 def documents_run(passage_runs: Mapping[str, list[list[Hit]]], exclude: Mapping[str, set[str]],
-                  doc_of: Callable[[str], str | None], how: str = "max", k: int = 1000) -> Run:
+                  doc_of: Callable[[str], str | None], how: str = "max", k: int = 1000) -> Rankings:
     """qid -> one passage run per seed -> one document run per qid (aggregated by ``doc_of``, then CombSUM over
     seeds)."""
     return {qid: combsum([to_documents(h, doc_of, how, exclude=exclude.get(qid, ())) for h in runs], k)

@@ -22,7 +22,7 @@ from hybrid.collect.features import DEPTH, candidates, feature_matrix, feature_n
 from hybrid.collect.rankers import RANKERS, EventScores
 from hybrid.core.errors import InputError
 from hybrid.core.outputs import Kind
-from hybrid.core.records import Hit, Run
+from hybrid.core.records import Hit, Rankings
 from ltr.cv import assert_disjoint, grouped_folds
 from ltr.learners import LEARNER, SCORERS, Scorer, make_learner
 from ltr.model import read_model_meta, read_payload, write_model_dir
@@ -129,14 +129,14 @@ Folds = list[tuple[list[str], list[str]]]
 
 def cross_validate(matrices: list[EventMatrix], qrels: Mapping[str, Mapping[str, int]], group_of: Callable[[str], str],
                    k: int = 5, seed: int = 0, learner: str = LEARNER.default, params: dict[str, Any] | None = None,
-                   rankers: tuple[str, ...] = RANKERS, hits: int = 1000) -> tuple[Run, Folds]:
+                   rankers: tuple[str, ...] = RANKERS, hits: int = 1000) -> tuple[Rankings, Folds]:
     """Out-of-fold runs: each query scored by a model trained on the other folds' events (never its own)."""
     by_qid = {m.qid: m for m in matrices}
     qids = sorted(q for q in by_qid if q in qrels)
     groups = {q: group_of(q) for q in qids}
     folds = grouped_folds(qids, groups, k, seed)
     assert_disjoint(folds, groups)
-    run: Run = {}
+    run: Rankings = {}
     for train_qids, test_qids in folds:
         model = train([by_qid[q] for q in train_qids], qrels, rankers, learner, params, seed)
         for q in test_qids:

@@ -21,7 +21,7 @@ from hybrid.collect.kb import KnowledgeBase
 from hybrid.collect.rankers import EMBEDDING_RANKERS, RANKERS, EventScores, matches, ranking, score_event
 from hybrid.collect.related import rank_entities
 from hybrid.core.progress import progress as progress_bar
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
 
 Combiner = Callable[[np.ndarray], np.ndarray]  # feature matrix -> scores
@@ -89,8 +89,8 @@ class EventCollector(Retriever):
         rankers = self.rankers if self.combiner else (self.ranker,)
         return score_event(self.collection, evidence, rankers, encoder=self.encoder)
 
-    def search(self, topics: list[Topic], k: int) -> Run:
-        run: Run = {}
+    def search(self, topics: list[Topic], k: int) -> Rankings:
+        run: Rankings = {}
         for topic in progress_bar(topics, desc=self.name, unit="event", enabled=self.progress):
             scored = self.scores(topic)
             if self.combiner is None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from hybrid.core.errors import InputError
 from hybrid.core.formats.lines import iter_lines
 from hybrid.core.formats.qrels import Qrels
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 
 
 def read_judged(path: str | Path) -> frozenset[str]:
@@ -45,7 +45,7 @@ def read_judged(path: str | Path) -> frozenset[str]:
     return frozenset(judged)
 
 
-def with_judged(qrels: Qrels, judged: Iterable[str], run: Run | None = None) -> Qrels:
+def with_judged(qrels: Qrels, judged: Iterable[str], run: Rankings | None = None) -> Qrels:
     """``qrels`` plus relevance 0 for every ``judged`` passage a query's qrels do not list.
 
     Only the queries of ``qrels`` get judgments (a query nobody judged stays unjudged). With ``run``, a
@@ -61,7 +61,7 @@ def with_judged(qrels: Qrels, judged: Iterable[str], run: Run | None = None) -> 
     return out
 
 
-def judged_only(run: Run, qrels: Qrels) -> Run:
+def judged_only(run: Rankings, qrels: Qrels) -> Rankings:
     """The run with each query's unjudged passages removed (``trec_eval -J``); order and scores are kept.
 
     A passage is judged for a query when the query's qrels list it, with any relevance (0 included);
@@ -71,7 +71,7 @@ def judged_only(run: Run, qrels: Qrels) -> Run:
     return {qid: [h for h in hits if h.docid in qrels.get(qid, {})] for qid, hits in run.items()}
 
 
-def unjudged_count(run: Run, qrels: Qrels) -> tuple[int, int]:
+def unjudged_count(run: Rankings, qrels: Qrels) -> tuple[int, int]:
     """(unjudged hits, all hits) of the run's queries that the qrels judge, for saying what ``-J`` removed."""
     unjudged = total = 0
     for qid, hits in run.items():

@@ -11,7 +11,7 @@ from ir_measures import parse_measure
 
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import Qrels
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 
 DEFAULT_MEASURES = ("RR@10", "AP@10", "AP@50", "AP@100", "R@10", "R@50", "R@100", "R@500", "nDCG@10", "infAP",
                     "Judged@10")
@@ -55,11 +55,11 @@ def _single(name: str):
     return measures[0]
 
 
-def _run_dict(run: Run) -> dict[str, dict[str, float]]:
+def _run_dict(run: Rankings) -> dict[str, dict[str, float]]:
     return {qid: {h.docid: float(h.score) for h in hits} for qid, hits in run.items() if hits}
 
 
-def per_query(qrels: Qrels, run: Run, measures: tuple[str, ...] = DEFAULT_MEASURES) -> dict[str, dict[str, float]]:
+def per_query(qrels: Qrels, run: Rankings, measures: tuple[str, ...] = DEFAULT_MEASURES) -> dict[str, dict[str, float]]:
     """measure -> qid -> value, for every judged query (a query with no hits scores 0, Judged@k included).
 
     ``measures`` are ir_measures names or trec_eval names that stand for one measure (``map``, ``P_10``).
@@ -110,7 +110,7 @@ def group_means(values: Mapping[str, float], qids: Iterable[str], groups: Mappin
     return {group: aggregate(values, members) for group, members in group_qids(qids, groups, missing, names).items()}
 
 
-def evaluate(qrels: Qrels, run: Run, measures: tuple[str, ...] = DEFAULT_MEASURES,
+def evaluate(qrels: Qrels, run: Rankings, measures: tuple[str, ...] = DEFAULT_MEASURES,
              groups: Mapping[str, str] | None = None) -> dict[str, dict[str, float]]:
     """group -> measure -> mean, with the group's number of queries under ``"#q"``. ``groups`` maps qid -> group
     name; "all" is always present.

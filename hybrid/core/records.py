@@ -79,8 +79,10 @@ class Hit:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-#: A ranked result set: qid -> hits sorted best first.
-Run = dict[str, list[Hit]]
+#: What every stage takes and returns: qid -> hits sorted best first (a run, as a plain dict). The public
+#: :class:`hybrid.Run` (``hybrid.api``) is this dict with a run's conversions, files and provenance added, so a
+#: ``hybrid.Run`` goes wherever ``Rankings`` are taken.
+Rankings = dict[str, list[Hit]]
 
 #: The ``Hit.extra`` key under which a feature union (``a ** b``, hybrid.core.stage.FeatureUnion) leaves its
 #: members' scores, and from which the ``union`` LTR feature group (features.pairs.union) reads them.

@@ -14,7 +14,7 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
-from hybrid.core.records import UNION_KEY, Hit, Run, Topic
+from hybrid.core.records import UNION_KEY, Hit, Rankings, Topic
 
 
 class Stage(ABC):
@@ -29,18 +29,18 @@ class Stage(ABC):
         return FeatureUnion(self, other)
 
     @abstractmethod
-    def __call__(self, topics: list[Topic], run: Run | None = None) -> Run: ...
+    def __call__(self, topics: list[Topic], run: Rankings | None = None) -> Rankings: ...
 
 
 class Retriever(Stage):
     """Topics in, run out; ignores an incoming run."""
 
     @abstractmethod
-    def search(self, topics: list[Topic], k: int) -> Run: ...
+    def search(self, topics: list[Topic], k: int) -> Rankings: ...
 
     k: int = 100
 
-    def __call__(self, topics: list[Topic], run: Run | None = None) -> Run:
+    def __call__(self, topics: list[Topic], run: Rankings | None = None) -> Rankings:
         return self.search(topics, self.k)
 
 
@@ -52,7 +52,7 @@ class Reranker(Stage):
     """
 
     @abstractmethod
-    def rerank(self, topics: list[Topic], run: Run) -> Run: ...
+    def rerank(self, topics: list[Topic], run: Rankings) -> Rankings: ...
 
     @staticmethod
     def keep_tail(head: list[Hit], tail: Iterable[Hit]) -> list[Hit]:
@@ -60,7 +60,7 @@ class Reranker(Stage):
         (``floor - 1 - i``) with its mention span and extras kept: the one tail rule of every reranker."""
         return tail_below(head, tail)
 
-    def __call__(self, topics: list[Topic], run: Run | None = None) -> Run:
+    def __call__(self, topics: list[Topic], run: Rankings | None = None) -> Rankings:
         if run is None:
             raise ValueError(f"{self.name} needs an input run")
         return self.rerank(topics, run)
@@ -76,7 +76,7 @@ class Pipeline(Stage):
             raise TypeError(f"can only feed a run into a Reranker, not {type(other).__name__}")
         return Pipeline(*self.stages, other)
 
-    def __call__(self, topics: list[Topic], run: Run | None = None) -> Run:
+    def __call__(self, topics: list[Topic], run: Rankings | None = None) -> Rankings:
         for stage in self.stages:
             run = stage(topics, run)
         assert run is not None
@@ -106,11 +106,11 @@ class FeatureUnion(Reranker):
     def __pow__(self, other: Stage) -> FeatureUnion:
         return FeatureUnion(self, other, depth=self.depth)
 
-    def rerank(self, topics: list[Topic], run: Run) -> Run:
+    def rerank(self, topics: list[Topic], run: Rankings) -> Rankings:
         depth = self.depth or max((len(hits) for hits in run.values()), default=0)
         wanted = [t for t in topics if run.get(t.qid)]
         scored = [stage.search(wanted, depth) if wanted and depth else {} for stage in self.stages]
-        out: Run = {}
+        out: Rankings = {}
         for qid, hits in run.items():
             by_stage = [{h.docid: h.score for h in found.get(qid, [])} for found in scored]
             out[qid] = [dataclasses.replace(h, extra={**h.extra, UNION_KEY: [s.get(h.docid) for s in by_stage]})

@@ -7,12 +7,12 @@ from pathlib import Path
 from hybrid.core.atomic import atomic_write
 from hybrid.core.judged import judged_only, with_judged
 from hybrid.core.measures import aggregate, group_qids, per_query
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 from hybrid.evaluation.significance import PERMUTATIONS, correct, paired_test
 
 COMPARISON_MEASURES = ("RR@10", "AP@100", "R@100", "nDCG@10")
 
-def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
+def compare(runs: dict[str, Rankings], qrels, groups: dict[str, str], baseline: str,
             measures: tuple[str, ...], judged: frozenset[str] | None = None, correction: str = "holm",
             permutations: int = PERMUTATIONS) -> dict:
     """results[group][system][measure] = {mean, delta, t_p, w_p, r_p}: paired t-test, Wilcoxon and Fisher's
@@ -20,7 +20,7 @@ def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
     holm, bonferroni or none; see :mod:`hybrid.evaluation.significance`).
 
     ``judged``: passages judged for every query (judged non-relevant where the qrels are silent)."""
-    def labels(run: Run):
+    def labels(run: Rankings):
         return qrels if judged is None else with_judged(qrels, judged, run)
 
     scores = {name: per_query(labels(run), run, measures) for name, run in runs.items()}
@@ -46,7 +46,7 @@ def compare(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
     return {"results": results, "per_query": scores, "correction": correction, "permutations": permutations}
 
 
-def compare_condensed(runs: dict[str, Run], qrels, groups: dict[str, str], baseline: str,
+def compare_condensed(runs: dict[str, Rankings], qrels, groups: dict[str, str], baseline: str,
                       measures: tuple[str, ...], judged: frozenset[str], correction: str = "holm",
                       permutations: int = PERMUTATIONS) -> dict:
     """:func:`compare` on condensed lists: each run with its queries' unjudged passages removed (trec_eval -J)."""

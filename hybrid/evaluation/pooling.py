@@ -37,7 +37,7 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.qrels import Qrels
-from hybrid.core.records import KINDS, Run, Topic
+from hybrid.core.records import KINDS, Rankings, Topic
 
 #: The assessor's file: the answer columns first, then what the assessor reads.
 ITEM_COLUMNS = ("item", "coreferent", "note", "query", "query_lead", "hit", "hit_lead")
@@ -125,7 +125,7 @@ def sample_queries(candidates: Iterable[str], kind_of: Mapping[str, str | None],
     return sorted(chosen)
 
 
-def pool_runs(runs: Iterable[Run], qids: Iterable[str], depth: int) -> dict[str, list[str]]:
+def pool_runs(runs: Iterable[Rankings], qids: Iterable[str], depth: int) -> dict[str, list[str]]:
     """qid -> the union of the runs' top ``depth`` passage ids, in first-seen order (runs in order)."""
     runs = list(runs)
     out: dict[str, list[str]] = {}
@@ -180,7 +180,7 @@ class Draw:
     items: list[dict[str, str]]
 
 
-def make_pool(runs: Iterable[Run], topics: Mapping[str, Topic], texts: Texts, depth: int, seed: int,
+def make_pool(runs: Iterable[Rankings], topics: Mapping[str, Topic], texts: Texts, depth: int, seed: int,
               qrels: Qrels | None = None, judged: frozenset[str] = frozenset(), per_kind: int | None = None,
               exclude: Iterable[str | Path] = (), extend: Iterable[str | Path] = (), controls: bool = True) -> Draw:
     """Pool ``runs`` to ``depth`` and write the items for an assessor (see the module's steps).

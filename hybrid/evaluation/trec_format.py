@@ -28,7 +28,7 @@ from ir_measures import parse_measure
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import Qrels
 from hybrid.core.measures import per_query
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 
 #: Measures trec_eval counts rather than averages (printed as integers; ``all`` is the sum, or the number
 #: of queries for ``num_q``).
@@ -73,7 +73,7 @@ def _format(value: float, counted: bool) -> str:
     return str(int(round(value))) if counted else f"{value:6.4f}"
 
 
-def trec_eval_lines(qrels: Qrels, run: Run, measures: tuple[str, ...], queries: bool = False,
+def trec_eval_lines(qrels: Qrels, run: Rankings, measures: tuple[str, ...], queries: bool = False,
                     complete: bool = False) -> list[str]:
     """The lines trec_eval prints for ``measures`` (ir_measures names, as :func:`parse_measures` returns them).
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hybrid.core.normalize import DEFAULT_NORMALISATION, floor, normaliser
-from hybrid.core.records import Hit, Run
+from hybrid.core.records import Hit, Rankings
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
 
 #: qid -> per run: the weighted floor (what the run gives a document it did not return)
 Floors = dict[str, list[float]]
 
 
-def normalised_contributions(runs: Sequence[Run], weights: list[float], norm: str) -> tuple[Contributions, Floors]:
+def normalised_contributions(runs: Sequence[Rankings], weights: list[float], norm: str) -> tuple[Contributions, Floors]:
     """Per (qid, docid) the weighted normalised score from each run that returned it, and the floors."""
     normalise = normaliser(norm)
     contributions: Contributions = {}
@@ -41,8 +41,8 @@ def summed(parts: list[tuple[int, float, Hit]], run_floors: list[float]) -> floa
     return sum(c for _, c, _ in parts) + sum(f for n, f in enumerate(run_floors) if n not in present)
 
 
-def combsum(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
-            k: int | None = None) -> Run:
+def combsum(runs: Sequence[Rankings], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
+            k: int | None = None) -> Rankings:
     weights = check_weights(runs, weights)
     contributions, floors = normalised_contributions(runs, weights, norm)
     return assemble(contributions, lambda q, d, parts: summed(parts, floors[q]), k)

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from hybrid.core.errors import ConfigError
-from hybrid.core.records import Hit, Run
+from hybrid.core.records import Hit, Rankings
 
 #: qid -> docid -> [(run number, contribution, the run's hit)]
 Contributions = dict[str, dict[str, list[tuple[int, float, Hit]]]]
 
 
-def check_weights(runs: Sequence[Run], weights: Sequence[float] | None) -> list[float]:
+def check_weights(runs: Sequence[Rankings], weights: Sequence[float] | None) -> list[float]:
     if not runs:
         raise ConfigError(None, None, "fusion needs at least one run")
     if weights is None:
@@ -30,7 +30,7 @@ def check_weights(runs: Sequence[Run], weights: Sequence[float] | None) -> list[
     return weights
 
 
-def all_qids(runs: Sequence[Run]) -> list[str]:
+def all_qids(runs: Sequence[Rankings]) -> list[str]:
     seen: dict[str, None] = {}
     for run in runs:
         seen.update(dict.fromkeys(run))
@@ -38,9 +38,9 @@ def all_qids(runs: Sequence[Run]) -> list[str]:
 
 
 def assemble(contributions: Contributions, score: Callable[[str, str, list[tuple[int, float, Hit]]], float],
-             k: int | None) -> Run:
+             k: int | None) -> Rankings:
     """Fused run: ``score(qid, docid, contributions)`` per passage, best first, ties by docid, cut to k."""
-    fused: Run = {}
+    fused: Rankings = {}
     for qid, docs in contributions.items():
         hits = []
         for docid, parts in docs.items():

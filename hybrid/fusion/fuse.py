@@ -17,15 +17,15 @@ from collections.abc import Callable, Mapping, Sequence
 from hybrid.core.errors import ConfigError
 from hybrid.core.normalize import DEFAULT_NORMALISATION
 from hybrid.core.params import RRF_K, split_per_kind
-from hybrid.core.records import Run, Topic
+from hybrid.core.records import Rankings, Topic
 from hybrid.core.stage import Retriever
 from hybrid.fusion.registry import METHOD, METHODS, fusion_method
 
 __all__ = ["METHODS", "Fuse", "fuse_runs", "parse_fusion_weights", "parse_weights"]
 
 
-def fuse_runs(runs: Sequence[Run], method: str = METHOD.default, weights: Sequence[float] | None = None,
-              norm: str = DEFAULT_NORMALISATION, k: int | None = None, rrf_k: int = RRF_K) -> Run:
+def fuse_runs(runs: Sequence[Rankings], method: str = METHOD.default, weights: Sequence[float] | None = None,
+              norm: str = DEFAULT_NORMALISATION, k: int | None = None, rrf_k: int = RRF_K) -> Rankings:
     """Fuse ``runs`` with the registered method ``method`` (:mod:`hybrid.fusion.registry`); each method reads
     only the options it declares (``norm``, ``rrf_k``)."""
     return fusion_method(method).fuse(runs, weights, k, norm=norm, rrf_k=rrf_k)
@@ -66,7 +66,7 @@ class Fuse(Retriever):
                  weights: Sequence[float] | None = None, normalisation: str = DEFAULT_NORMALISATION, k: int = 100,
                  depth: int | None = None, rrf_k: int = RRF_K,
                  weights_by_kind: Mapping[str, Sequence[float]] | None = None, name: str | None = None,
-                 on_component: Callable[[str, Run], None] | None = None):
+                 on_component: Callable[[str, Rankings], None] | None = None):
         if not retrievers:
             raise ConfigError(None, None, "Fuse needs at least one retriever")
         fusion_method(method)  # an unknown name is refused here, before any search
@@ -79,25 +79,26 @@ class Fuse(Retriever):
                 raise ConfigError(None, None, f"{len(w)} fusion weight(s) for {len(self.retrievers)} retriever(s)")
         self.names = unique_names([r.name for r in self.retrievers])
         self.name = name or f"{method}({'+'.join(self.names)})"
-        self.component_runs: dict[str, Run] = {}
+        self.component_runs: dict[str, Rankings] = {}
         self.on_component = on_component  # called with (name, run) as each component finishes
 
     def weights_for(self, topic: Topic) -> list[float] | None:
         return self.weights_by_kind.get(topic.kind or "", self.weights)
 
-    def fuse(self, topics: list[Topic], runs: Sequence[Run], k: int) -> Run:
+    def fuse(self, topics: list[Topic], runs: Sequence[Rankings], k: int) -> Rankings:
         """Fuse given component runs (one per retriever, same order), grouping topics by their weights."""
         groups: dict[tuple[float, ...] | None, list[str]] = {}
         for t in topics:
             w = self.weights_for(t)
             groups.setdefault(tuple(w) if w is not None else None, []).append(t.qid)
-        fused: Run = {}
+        fused: Rankings = {}
         for weights, qids in groups.items():
             part = [{q: run.get(q, []) for q in qids} for run in runs]
             fused.update(fuse_runs(part, self.method, weights, self.normalisation, k, self.rrf_k))
         return fused
 
-    def search(self, topics: list[Topic], k: int, on_component: Callable[[str, Run], None] | None = None) -> Run:
+    def search(self, topics: list[Topic], k: int,
+               on_component: Callable[[str, Rankings], None] | None = None) -> Rankings:
         depth = max(self.depth or k, k)
         on_component = on_component or self.on_component
         runs = []

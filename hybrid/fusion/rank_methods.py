@@ -17,11 +17,11 @@ import math
 from collections.abc import Sequence
 
 from hybrid.core.formats.runs import sorted_hits
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
 
 
-def _by_rank(runs: Sequence[Run], points) -> Contributions:
+def _by_rank(runs: Sequence[Rankings], points) -> Contributions:
     """Per (qid, docid) ``points(rank, hits)`` from each run that returned it."""
     contributions: Contributions = {}
     for qid in all_qids(runs):
@@ -33,19 +33,19 @@ def _by_rank(runs: Sequence[Run], points) -> Contributions:
     return contributions
 
 
-def isr(runs: Sequence[Run], weights: Sequence[float] | None = None, k: int | None = None) -> Run:
+def isr(runs: Sequence[Rankings], weights: Sequence[float] | None = None, k: int | None = None) -> Rankings:
     check_weights(runs, None)
     contributions = _by_rank(runs, lambda r, hits, qid: 1.0 / r**2)
     return assemble(contributions, lambda q, d, parts: len(parts) * sum(c for _, c, _ in parts), k)
 
 
-def log_isr(runs: Sequence[Run], weights: Sequence[float] | None = None, k: int | None = None) -> Run:
+def log_isr(runs: Sequence[Rankings], weights: Sequence[float] | None = None, k: int | None = None) -> Rankings:
     check_weights(runs, None)
     contributions = _by_rank(runs, lambda r, hits, qid: 1.0 / r**2)
     return assemble(contributions, lambda q, d, parts: math.log(len(parts)) * sum(c for _, c, _ in parts), k)
 
 
-def bordafuse(runs: Sequence[Run], weights: Sequence[float] | None = None, k: int | None = None) -> Run:
+def bordafuse(runs: Sequence[Rankings], weights: Sequence[float] | None = None, k: int | None = None) -> Rankings:
     check_weights(runs, None)
     candidates = {qid: len({h.docid for run in runs for h in run.get(qid, [])}) for qid in all_qids(runs)}
     contributions = _by_rank(runs, lambda r, hits, qid: float(candidates[qid] - r + 1))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from hybrid.core.errors import ConfigError
 from hybrid.core.normalize import DEFAULT_NORMALISATION, NORMALISATIONS
 from hybrid.core.params import RRF_K, Param
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 from hybrid.core.registry import Component, Registry
 from hybrid.fusion import rank_methods, score_methods
 from hybrid.fusion.combmnz import combmnz
@@ -37,7 +37,7 @@ class FusionMethod(Component):
     reference: str = ""  # the library whose method of this name it reproduces
 
     @property
-    def function(self) -> Callable[..., Run]:
+    def function(self) -> Callable[..., Rankings]:
         return self.target
 
     @property
@@ -48,7 +48,7 @@ class FusionMethod(Component):
         weights = "one weight per run (weights = ...)" if self.weighted else "no weights: every run counts alike"
         return [f"Takes {weights}."] + ([f"Reproduces {self.reference}."] if self.reference else [])
 
-    def fuse(self, runs: Sequence[Run], weights: Sequence[float] | None, k: int | None, **options) -> Run:
+    def fuse(self, runs: Sequence[Rankings], weights: Sequence[float] | None, k: int | None, **options) -> Rankings:
         if not self.weighted and weights is not None and len(set(weights)) > 1:
             raise ConfigError(None, None, f"fusion method {self.name} takes no weights (every run counts alike); "
                                           f"got {list(weights)}")

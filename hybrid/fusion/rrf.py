@@ -10,14 +10,14 @@ from collections.abc import Sequence
 
 from hybrid.core.formats.runs import sorted_hits
 from hybrid.core.params import RRF_K
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
 
 __all__ = ["RRF_K", "rrf"]
 
 
-def rrf(runs: Sequence[Run], weights: Sequence[float] | None = None, k: int | None = None,
-        rrf_k: int = RRF_K) -> Run:
+def rrf(runs: Sequence[Rankings], weights: Sequence[float] | None = None, k: int | None = None,
+        rrf_k: int = RRF_K) -> Rankings:
     """Fuse ``runs`` by (weighted) reciprocal rank; ``k`` cuts the fused lists."""
     weights = check_weights(runs, weights)
     contributions: Contributions = {}

@@ -21,13 +21,13 @@ from collections.abc import Callable, Sequence
 
 from hybrid.core.errors import ConfigError
 from hybrid.core.normalize import DEFAULT_NORMALISATION, normaliser
-from hybrid.core.records import Hit, Run
+from hybrid.core.records import Hit, Rankings
 from hybrid.fusion.common import Contributions, all_qids, assemble, check_weights
 
 Parts = list[tuple[int, float, Hit]]
 
 
-def _contributions(runs: Sequence[Run], norm: str, scale: Sequence[float]) -> Contributions:
+def _contributions(runs: Sequence[Rankings], norm: str, scale: Sequence[float]) -> Contributions:
     """Per (qid, docid) the normalised score times ``scale[n]`` from each run ``n`` that returned it."""
     normalise = normaliser(norm)
     contributions: Contributions = {}
@@ -43,19 +43,19 @@ def _contributions(runs: Sequence[Run], norm: str, scale: Sequence[float]) -> Co
     return contributions
 
 
-def _fused(runs: Sequence[Run], weights: Sequence[float] | None, norm: str, k: int | None,
-           score: Callable[[Parts], float]) -> Run:
+def _fused(runs: Sequence[Rankings], weights: Sequence[float] | None, norm: str, k: int | None,
+           score: Callable[[Parts], float]) -> Rankings:
     weights = check_weights(runs, weights)
     return assemble(_contributions(runs, norm, weights), lambda q, d, parts: score(parts), k)
 
 
-def wsum(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
-         k: int | None = None) -> Run:
+def wsum(runs: Sequence[Rankings], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
+         k: int | None = None) -> Rankings:
     return _fused(runs, weights, norm, k, lambda parts: sum(c for _, c, _ in parts))
 
 
-def wmnz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
-         k: int | None = None) -> Run:
+def wmnz(runs: Sequence[Rankings], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
+         k: int | None = None) -> Rankings:
     weights = check_weights(runs, weights)
     contributions = _contributions(runs, norm, [1.0 if w > 0 else 0.0 for w in weights])
 
@@ -65,22 +65,22 @@ def wmnz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str 
     return assemble(contributions, score, k)
 
 
-def comb_max(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
-             k: int | None = None) -> Run:
+def comb_max(runs: Sequence[Rankings], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
+             k: int | None = None) -> Rankings:
     return _fused(runs, weights, norm, k, lambda parts: max(c for _, c, _ in parts))
 
 
-def comb_min(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
-             k: int | None = None) -> Run:
+def comb_min(runs: Sequence[Rankings], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
+             k: int | None = None) -> Rankings:
     return _fused(runs, weights, norm, k, lambda parts: min(c for _, c, _ in parts))
 
 
-def comb_anz(runs: Sequence[Run], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
-             k: int | None = None) -> Run:
+def comb_anz(runs: Sequence[Rankings], weights: Sequence[float] | None = None, norm: str = DEFAULT_NORMALISATION,
+             k: int | None = None) -> Rankings:
     return _fused(runs, weights, norm, k, lambda parts: sum(c for _, c, _ in parts) / len(parts))
 
 
-def interpolation(runs: Sequence[Run], weights: Sequence[float] | None = None, k: int | None = None) -> Run:
+def interpolation(runs: Sequence[Rankings], weights: Sequence[float] | None = None, k: int | None = None) -> Rankings:
     if len(runs) != 2:
         raise ConfigError(None, None, f"interpolation fuses exactly two runs, got {len(runs)}")
     alpha = 0.5 if weights is None else float(weights[0])
@@ -90,7 +90,7 @@ def interpolation(runs: Sequence[Run], weights: Sequence[float] | None = None, k
                     k)
 
 
-def average(runs: Sequence[Run], weights: Sequence[float] | None = None, k: int | None = None) -> Run:
+def average(runs: Sequence[Rankings], weights: Sequence[float] | None = None, k: int | None = None) -> Rankings:
     check_weights(runs, None)
     n = len(runs)
     return assemble(_contributions(runs, "none", [1.0 / n] * n), lambda q, d, parts: sum(c for _, c, _ in parts), k)

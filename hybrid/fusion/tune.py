@@ -20,7 +20,7 @@ from hybrid.core.formats.qrels import Qrels
 from hybrid.core.measures import aggregate, per_query
 from hybrid.core.normalize import DEFAULT_NORMALISATION
 from hybrid.core.params import RRF_K
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 from hybrid.fusion.fuse import fuse_runs
 
 
@@ -45,7 +45,7 @@ def simplex_grid(n: int, step: float) -> list[list[float]]:
     return [[round(c / units, 10) for c in p] for p in sorted(points, reverse=True)]
 
 
-def score_weights(runs: Sequence[Run], qrels: Qrels, weights: Sequence[float], method: str, norm: str,
+def score_weights(runs: Sequence[Rankings], qrels: Qrels, weights: Sequence[float], method: str, norm: str,
                   metric: str, qids: Sequence[str] | None, k: int, rrf_k: int = RRF_K) -> float:
     judged = [q for q in (qids if qids is not None else qrels) if q in qrels]
     sub_qrels = {q: qrels[q] for q in judged}
@@ -54,7 +54,7 @@ def score_weights(runs: Sequence[Run], qrels: Qrels, weights: Sequence[float], m
     return aggregate(per_query(sub_qrels, fused, (metric,))[metric], judged)
 
 
-def tune_weights(runs: Sequence[Run], qrels: Qrels, method: str = "combsum",
+def tune_weights(runs: Sequence[Rankings], qrels: Qrels, method: str = "combsum",
                  norm: str = DEFAULT_NORMALISATION, metric: str = "AP@100", step: float = 0.1, refine: int = 2,
                  qids: Sequence[str] | None = None, k: int = 100, rrf_k: int = RRF_K) -> TuneResult:
     """Best weights for fusing ``runs`` on ``qids`` (default: every judged query)."""

@@ -25,7 +25,7 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.java import MentionSearch
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.progress import progress as progress_bar
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
 from hybrid.retrieval.query_plan import QueryPlan
 from hybrid.retrieval.sparse import QUERY_FORMULATIONS, formulate
@@ -94,11 +94,11 @@ class BM25F(Retriever):
         self.query, self.k1, self.b, self.threads, self.progress = query, k1, b, threads, progress
         self.name = "bm25f"
 
-    def search(self, topics: list[Topic], k: int) -> Run:
+    def search(self, topics: list[Topic], k: int) -> Rankings:
         searcher = MentionSearch.open(self.index.path / MENTIONS)
         fields = [f for f, w in self.fields.items() if w > 0]
         weights = [self.fields[f] for f in fields]
-        run: Run = {}
+        run: Rankings = {}
         batch = 256
         with progress_bar(desc=self.name, unit="query", total=len(topics), enabled=self.progress) as bar:
             for at in range(0, len(topics), batch):

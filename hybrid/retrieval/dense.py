@@ -36,7 +36,7 @@ import numpy as np
 from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.params import DENSE_COMBINE, DENSE_COMBINES, DENSE_PASSAGE_WEIGHT
 from hybrid.core.progress import progress as progress_bar
-from hybrid.core.records import KIND_CODES, Hit, Run, Topic
+from hybrid.core.records import KIND_CODES, Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
 from indexes.faiss_index import DenseIndex, best_mention_of_passages, best_mention_per_passage
 
@@ -99,7 +99,7 @@ class DenseRetriever(Retriever):
                             mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
         return hits
 
-    def search(self, topics: list[Topic], k: int) -> Run:
+    def search(self, topics: list[Topic], k: int) -> Rankings:
         if not topics:
             return {}
         started = time.perf_counter()
@@ -109,7 +109,7 @@ class DenseRetriever(Retriever):
         encoded = time.perf_counter()
         owns = np.array([self.index.doc_number.get(self.own_doc(t) or "", -1) for t in topics])
         kinds = [KIND_CODES.get(self.query_kind(t)) if self.same_kind else None for t in topics]
-        run: Run = {}
+        run: Rankings = {}
         pending = list(range(len(topics)))
         fetch = k * self.overfetch
         bar = progress_bar(desc=f"{self.name} search", unit="query", total=len(topics), enabled=self.progress)

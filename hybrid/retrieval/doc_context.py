@@ -29,7 +29,7 @@ import numpy as np
 
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import BM25_B, BM25_K1
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
 from hybrid.retrieval.sparse import PassageBM25
 from indexes.lucene import PASSAGES
@@ -157,11 +157,11 @@ class SafetyNet(Retriever):
         self.name = f"{base.name}+net"
 
     @property
-    def component_runs(self) -> dict[str, Run]:
+    def component_runs(self) -> dict[str, Rankings]:
         """The component runs of a fused base (so a CLI can still write them)."""
         return getattr(self.base, "component_runs", {})
 
-    def search(self, topics: list[Topic], k: int) -> Run:
+    def search(self, topics: list[Topic], k: int) -> Rankings:
         depth = max(self.depth, k)
         mention_run = self.base.search(topics, depth)
         passage_run = self.passage_retriever.search(topics, depth) if self.passage_weight > 0 else {}

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from hybrid.core.progress import progress as progress_bar
-from hybrid.core.records import KIND_CODES, Hit, Run, Topic
+from hybrid.core.records import KIND_CODES, Hit, Rankings, Topic
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from indexes.faiss_index import DenseIndex, check_bound
 
@@ -300,16 +300,16 @@ def sparse_runs(retriever, examples: list[Topic], depth: int) -> dict[str, dict[
 
 def run_variants(queries: list[KShotQuery], variants: Sequence[str], index=None, table: DenseTable | None = None,
                  depth: int = 1000, pool: int = 500, seed: int = 0, progress: bool = False,
-                 cache: dict | None = None) -> dict[str, Run]:
+                 cache: dict | None = None) -> dict[str, Rankings]:
     """variant -> run over the k-shot queries."""
 
     cache = {} if cache is None else cache
     examples = {e.qid: e for q in queries for e in q.examples}
-    runs: dict[str, Run] = {}
+    runs: dict[str, Rankings] = {}
     doc_of = table.passage_doc_of.get if table is not None else (lambda pid: index.passage_json(pid)["doc_id"])
     for variant in variants:
         started = time.perf_counter()
-        run: Run = {}
+        run: Rankings = {}
         if variant in ("bm25", "multifield"):
             todo = [e for qid, e in sorted(examples.items()) if (variant, qid) not in cache]
             if todo:
@@ -346,7 +346,7 @@ def run_variants(queries: list[KShotQuery], variants: Sequence[str], index=None,
     return runs
 
 
-def mean_ap(queries: list[KShotQuery], run: Run, depth: int) -> dict[str, float]:
+def mean_ap(queries: list[KShotQuery], run: Rankings, depth: int) -> dict[str, float]:
     """MAP (AP@depth) over all queries and by kind."""
     from hybrid.core.measures import per_query  # deferred: importing it loads ir_measures
 

@@ -28,7 +28,7 @@ import numpy as np
 from features.pairs.base import Feature, FeatureProvider, PairBatch
 from features.pairs.registry import register_external
 from hybrid.core.params import Param
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 from hybrid.fusion.fuse import Fuse
 from hybrid.fusion.registry import METHOD
 from hybrid.retrieval.bm25f import BM25F
@@ -71,7 +71,7 @@ class RetrieverScoresProvider(FeatureProvider):
         }
         return {n: Feature(n, self.group, doc, self.version) for n, doc in docs.items()}
 
-    def run(self, batch: PairBatch) -> Run:
+    def run(self, batch: PairBatch) -> Rankings:
         index = batch.resources.index
         key = str(index.path)
         if key not in self._retrievers:

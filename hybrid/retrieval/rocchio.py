@@ -30,7 +30,7 @@ from features.annotate import FIELDS
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.progress import progress as progress_bar
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import Hit, Rankings, Topic
 from hybrid.retrieval.query_plan import QueryPlan
 from hybrid.retrieval.sparse import DEFAULT_CLAUSES, Clause, MultiFieldBM25, count_terms
 from indexes.lucene import parse_mention_doc_id
@@ -150,7 +150,7 @@ class RocchioBM25(MultiFieldBM25):
         builder.setMinimumNumberShouldMatch(1)
         return builder.build()
 
-    def search(self, topics: list[Topic], k: int) -> Run:
+    def search(self, topics: list[Topic], k: int) -> Rankings:
         self.expansions = {}
         first = super().search(topics, max(self.fb_docs, 1))
         self.expansions = {t.qid: self.expansion_terms(first.get(t.qid, [])) for t in topics}

@@ -23,7 +23,7 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.java import MentionSearch, available
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.progress import progress as progress_bar
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
 from hybrid.retrieval.query_plan import QueryPlan
 from indexes.lucene import MENTIONS, parse_mention_doc_id
@@ -106,7 +106,7 @@ class PassageBM25(Retriever):
         self.k1, self.b, self.batch_size, self.progress = k1, b, batch_size, progress
         self.name = f"bm25-{formulation}"
 
-    def search(self, topics: list[Topic], k: int) -> Run:
+    def search(self, topics: list[Topic], k: int) -> Rankings:
         """Search in batches of ``batch_size`` topics.
 
         Anserini's ``batch_search`` returns every hit with its stored Lucene document (the passage's raw
@@ -116,7 +116,7 @@ class PassageBM25(Retriever):
         # The searcher is shared by every retriever on this index: set this retriever's parameters each time.
         self.index.passages.set_bm25(self.k1, self.b)
         fetch = k + self.index.max_doc_passages
-        run: Run = {}
+        run: Rankings = {}
         bar = progress_bar(desc=self.name, unit="query", total=len(topics), enabled=self.progress)
         for lo in range(0, len(topics), self.batch_size):
             chunk = topics[lo : lo + self.batch_size]
@@ -223,14 +223,14 @@ class MultiFieldBM25(Retriever):
             cached = self.__dict__["_exact"] = (key, searcher)
         return cached[1]
 
-    def _java_search(self, topics: list[Topic], k: int) -> Run:
+    def _java_search(self, topics: list[Topic], k: int) -> Rankings:
         """All topics through the project's Java searcher: same query, collapse and tie order as
         :meth:`search_one`, but queries built, run and collapsed inside Java in parallel."""
         searcher = MentionSearch.open(self.index.path / MENTIONS)
         active = [c for c in self.clauses if c.weight != 0]
         fields, weights = [c.field for c in active], [c.weight for c in active]
         threads = self.threads
-        run: Run = {}
+        run: Rankings = {}
         batch = self.batch_size
         with progress_bar(desc=self.name, unit="query", total=len(topics), enabled=self.progress) as bar:
             for at in range(0, len(topics), batch):
@@ -254,7 +254,7 @@ class MultiFieldBM25(Retriever):
                 bar.update(len(chunk))
         return run
 
-    def search(self, topics: list[Topic], k: int) -> Run:
+    def search(self, topics: list[Topic], k: int) -> Rankings:
         if available():
             return self._java_search(topics, k)
         bar = progress_bar(topics, desc=self.name, unit="query", enabled=self.progress)

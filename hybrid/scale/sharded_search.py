@@ -14,7 +14,7 @@ from typing import Any
 from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.errors import ConfigError
 from hybrid.core.progress import progress as progress_bar
-from hybrid.core.records import KIND_CODES, Hit, Run, Topic
+from hybrid.core.records import KIND_CODES, Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
 from hybrid.retrieval.query_plan import QueryPlan
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
@@ -39,10 +39,10 @@ class ShardedMultiField(Retriever):
         self.batch = max(1, batch or int(getattr(base, "batch_size", 256)))
         self.name, self.k = base.name, base.k
 
-    def search(self, topics: list[Topic], k: int) -> Run:
+    def search(self, topics: list[Topic], k: int) -> Rankings:
         base, index = self.base, self.index
         index.mentions.set_bm25(base.k1, base.b)
-        run: Run = {t.qid: [] for t in topics}
+        run: Rankings = {t.qid: [] for t in topics}
         pending = []
         for topic in progress_bar(topics, desc=f"{self.name} queries", unit="query", enabled=base.progress):
             query = base.build_query(QueryPlan.of(index, topic))
@@ -92,7 +92,7 @@ class ShardedDense(Retriever):
                 return doc, kind
         return None, None
 
-    def search(self, topics: list[Topic], k: int) -> Run:
+    def search(self, topics: list[Topic], k: int) -> Rankings:
         if not topics:
             return {}
         vectors = self.encoder.encode_queries(topics, batch_size=self.batch_size, progress=self.progress)
@@ -102,7 +102,7 @@ class ShardedDense(Retriever):
             owns.append(topic.doc_id or doc)
             kinds.append(KIND_CODES.get(topic.kind or kind) or None if self.same_kind else None)
         per_group = self.index._all_groups("dense_search", vectors, owns, kinds, k, self.overfetch)
-        run: Run = {}
+        run: Rankings = {}
         for q, topic in enumerate(topics):
             run[topic.qid] = [
                 Hit(docid=pid, score=score, mention_start=span[0] if span[0] >= 0 else None,

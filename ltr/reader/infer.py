@@ -24,7 +24,7 @@ from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.runs import SCORE_DECIMALS, sorted_hits
 from hybrid.core.progress import progress as progress_bar
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import Hit, Rankings, Topic
 from hybrid.core.stage import tail_below
 from ltr.reader.context import LeadContext
 from ltr.reader.decoding import masked_log_softmax
@@ -153,10 +153,10 @@ def _span_options(reader: Reader, chunk, batch, out, lo: int, candidates) -> lis
     return options
 
 
-def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: Callable[[str], str | None],
+def rerank_run(reader: Reader, topics: Sequence[Topic], run: Rankings, passage_text: Callable[[str], str | None],
                depth: int = 50, batch_size: int = 64, progress: bool = False,
                span_candidates: Callable[[Topic, str], list[tuple[int, int]]] | None = None,
-               context: LeadContext | None = None) -> Run:
+               context: LeadContext | None = None) -> Rankings:
     """Rerank each topic's top ``depth`` hits by reader score; deeper hits follow in their old order.
 
     ``context`` gives the document leads a reader trained with document context needs (ignored otherwise).
@@ -186,7 +186,7 @@ def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: 
     result = score_pairs(reader, pair_topics, pair_texts, batch_size=batch_size, progress=progress,
                          candidates=pair_candidates if span_candidates is not None else None,
                          contexts=pair_contexts)
-    out: Run = {}
+    out: Rankings = {}
     for k, (qid, rank, hit) in enumerate(owners):
         score, confidence, span = result.scores[k], result.span_confidences[k], result.spans[k]
         alone, alone_span = result.predicted_scores[k], result.predicted_spans[k]
@@ -210,7 +210,7 @@ def rerank_run(reader: Reader, topics: Sequence[Topic], run: Run, passage_text: 
     return out
 
 
-def write_spans(run: Run, path: str | Path) -> None:
+def write_spans(run: Rankings, path: str | Path) -> None:
     """JSONL, one row per hit in run order: qid, docid, rank, start, end (chars), text, score, span_confidence."""
     with atomic_write(path) as out:
         for qid in sorted(run):

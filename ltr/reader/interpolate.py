@@ -34,7 +34,7 @@ from hybrid.core.judged import judged_only, with_judged
 from hybrid.core.measures import per_query
 from hybrid.core.normalize import normaliser
 from hybrid.core.params import split_per_kind
-from hybrid.core.records import KINDS, Hit, Run
+from hybrid.core.records import KINDS, Hit, Rankings
 from hybrid.core.stage import tail_below
 
 GRID = tuple(step / 20 for step in range(21))  # 0, 0.05, ..., 1
@@ -112,15 +112,15 @@ def _with_score(hits: list[Hit], key: str) -> list[Hit]:
     return [Hit(docid=h.docid, score=float(h.extra[key])) for h in hits]
 
 
-def interpolate(reranked: Run, weight: float | KindWeights | Mapping[str, float] | str, norm: str = "zscore",
-                kinds: Mapping[str, str | None] | None = None) -> Run:
+def interpolate(reranked: Rankings, weight: float | KindWeights | Mapping[str, float] | str, norm: str = "zscore",
+                kinds: Mapping[str, str | None] | None = None) -> Rankings:
     """Each query's reader-scored hits re-sorted by the weighted sum of normalised first-stage and reader scores.
 
     ``weight``: one weight, or per-kind weights (:class:`KindWeights`), which need ``kinds`` (qid -> kind).
     """
     weights = KindWeights.of(weight)
     normalise = normaliser(norm)
-    out: Run = {}
+    out: Rankings = {}
     for qid, hits in reranked.items():
         w = weights.weight(qid, (kinds or {}).get(qid))
         top = [h for h in hits if "reader_score" in h.extra]
@@ -138,7 +138,7 @@ def interpolate(reranked: Run, weight: float | KindWeights | Mapping[str, float]
     return out
 
 
-def tune_weight(qrels: Qrels, reranked: Run, measure: str = "RR@10", grid: tuple[float, ...] = GRID,
+def tune_weight(qrels: Qrels, reranked: Rankings, measure: str = "RR@10", grid: tuple[float, ...] = GRID,
                 norm: str = "zscore", judged: Collection[str] | None = None) -> tuple[float, dict[float, float]]:
     """The grid weight with the best mean ``measure`` over the judged queries of ``reranked`` (ties: the smaller
     weight, i.e. closer to the first stage), and the whole curve.
@@ -167,12 +167,12 @@ def tune_weight(qrels: Qrels, reranked: Run, measure: str = "RR@10", grid: tuple
 
 @dataclass
 class CrossFit:
-    run: Run  # every query scored with the weight tuned on the other folds
+    run: Rankings  # every query scored with the weight tuned on the other folds
     weights: dict[str, float]  # fold -> weight applied to it
     curves: dict[str, dict[float, float]] = field(default_factory=dict)  # fold -> tuning curve on the other folds
 
 
-def cross_fit(qrels: Qrels, reranked: Run, fold_of: Mapping[str, str], measure: str = "RR@10",
+def cross_fit(qrels: Qrels, reranked: Rankings, fold_of: Mapping[str, str], measure: str = "RR@10",
               grid: tuple[float, ...] = GRID, norm: str = "zscore", judged: Collection[str] | None = None) -> CrossFit:
     """Tune on all folds but one, apply to that one, for every fold of ``fold_of`` (qid -> fold).
     ``judged``: tune on condensed lists (:func:`tune_weight`)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from hybrid.core.records import Run, Topic
+from hybrid.core.records import Rankings, Topic
 from hybrid.core.stage import Reranker
 from ltr.reader.context import LeadContext
 from ltr.reader.infer import rerank_run
@@ -51,7 +51,7 @@ class ReaderReranker(Reranker):
         self.name = f"reader@{depth}" + ("+mentions" if self.span_candidates else "") + (
             f"~{self.interpolate}" if self.interpolate is not None else "")
 
-    def rerank(self, topics: list[Topic], run: Run) -> Run:
+    def rerank(self, topics: list[Topic], run: Rankings) -> Rankings:
         reranked = rerank_run(self.reader, topics, run, self.passage_text, depth=self.depth,
                               batch_size=self.batch_size, progress=self.progress,
                               span_candidates=self.span_candidates, context=self.context)

@@ -15,10 +15,10 @@ from synthetic_corpus import passages, topics_tsv, write_corpus
 
 from hybrid.core.formats.runs import write_run
 from hybrid.core.formats.topics import read_topics
-from hybrid.core.records import Run
+from hybrid.core.records import Rankings
 
 
-def as_tuples(run: Run) -> dict[str, list[tuple[str, float]]]:
+def as_tuples(run: Rankings) -> dict[str, list[tuple[str, float]]]:
     return {qid: [(h.docid, h.score) for h in hits] for qid, hits in run.items()}
 
 

@@ -37,7 +37,7 @@ from hybrid.core.formats.lines import (
     require,
     split_columns,
 )
-from hybrid.core.records import Hit, Run
+from hybrid.core.records import Hit, Rankings
 
 log = logging.getLogger(__name__)
 SCORE_DECIMALS = 6
@@ -53,7 +53,7 @@ def _check_token(what: str, value: str) -> None:
         raise ValueError(f"{what} {value!r} cannot be written to a TREC run: it must be non-empty with no whitespace")
 
 
-def check_run(run: Run, tag: str = "hybrid") -> None:
+def check_run(run: Rankings, tag: str = "hybrid") -> None:
     """Refuse runs a TREC file cannot represent faithfully (whitespace in ids, NaN scores, duplicates)."""
     _check_token("run tag", tag)
     for qid, hits in run.items():
@@ -68,7 +68,7 @@ def check_run(run: Run, tag: str = "hybrid") -> None:
             seen.add(hit.docid)
 
 
-def write_run(run: Run, path: str | Path, tag: str = "hybrid", spans_path: str | Path | None = None) -> None:
+def write_run(run: Rankings, path: str | Path, tag: str = "hybrid", spans_path: str | Path | None = None) -> None:
     """Write a TREC run (and optionally a JSONL of the best mention span of every hit), atomically.
 
     A run someone will read back with its meta or spans is published with :func:`write_run_set` instead.
@@ -82,7 +82,7 @@ def write_run(run: Run, path: str | Path, tag: str = "hybrid", spans_path: str |
         write_spans(run, spans_path)
 
 
-def write_spans(run: Run, path: str | Path) -> None:
+def write_spans(run: Rankings, path: str | Path) -> None:
     """JSONL ``{qid, docid, rank, score, start, end, mention}``, one row per hit in run order, atomically."""
     with atomic_write(path) as out:
         for qid in sorted(run):
@@ -144,9 +144,9 @@ def run_set_lock(run_path: str | Path) -> Iterator[None]:
         os.close(fd)
 
 
-def write_run_set(run: Run, path: str | Path, tag: str = "hybrid", meta: dict[str, Any] | None = None,
+def write_run_set(run: Rankings, path: str | Path, tag: str = "hybrid", meta: dict[str, Any] | None = None,
                   spans_path: str | Path | None = None,
-                  spans_writer: Callable[[Run, str | Path], None] | None = None) -> dict[str, Any]:
+                  spans_writer: Callable[[Rankings, str | Path], None] | None = None) -> dict[str, Any]:
     """Publish a run, its spans (optional) and ``<run>.meta.json`` as one unit; returns the meta written.
 
     The meta is written last and records ``run_sha256`` (and ``spans_sha256``); the previous set's meta and
@@ -250,7 +250,7 @@ def read_spans(path: str | Path) -> dict[tuple[str, str], tuple[int, int, str | 
     return spans
 
 
-def read_run(path: str | Path) -> Run:
+def read_run(path: str | Path) -> Rankings:
     """Read a TREC run; an empty file is an empty run (no query has results).
 
     A run that has a meta (``<run>.meta.json``, written with it by :func:`write_run_set`) must be the run the meta
@@ -259,7 +259,7 @@ def read_run(path: str | Path) -> Run:
     path = Path(path)
     if path.is_file():
         read_run_meta(path)
-    run: Run = {}
+    run: Rankings = {}
     first: dict[tuple[str, str], int] = {}
     for number, line in iter_lines(path):
         qid, _, docid, rank, score, _ = split_columns(path, number, line, RUN_COLUMNS)

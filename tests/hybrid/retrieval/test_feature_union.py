@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from features.pairs.union import GROUP
-from hybrid.core.records import Hit, Run, Topic
+from hybrid.core.records import Hit, Rankings, Topic
 from hybrid.core.stage import FeatureUnion, Reranker, Retriever
 
 
@@ -15,7 +15,7 @@ class Fixed(Retriever):
     def __init__(self, name: str, scores: dict[str, float]):
         self.name, self.scores, self.calls = name, scores, []
 
-    def search(self, topics: list[Topic], k: int) -> Run:
+    def search(self, topics: list[Topic], k: int) -> Rankings:
         self.calls.append(k)
         ranked = sorted(self.scores.items(), key=lambda item: -item[1])[:k]
         return {t.qid: [Hit(docid=d, score=s) for d, s in ranked] for t in topics}
