@@ -34,6 +34,9 @@ RRF_K = 60
 DENSE_PASSAGE_WEIGHT = 1.0
 DENSE_COMBINES = ("max", "sum")
 DENSE_COMBINE = "sum"
+#: Dense retrieval: nearest mentions fetched per wanted passage, and queries encoded at once.
+DENSE_OVERFETCH = 8
+DENSE_BATCH_SIZE = 64
 
 #: Integers reach Java (Lucene's int k, int depths) and int32 arrays: larger ones would overflow there.
 INT_LIMIT = 2**31

@@ -39,8 +39,10 @@ from typing import Any
 
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import (
+    DENSE_BATCH_SIZE,
     DENSE_COMBINE,
     DENSE_COMBINES,
+    DENSE_OVERFETCH,
     DENSE_PASSAGE_WEIGHT,
     DENSE_SAME_KIND,
     K1,
@@ -56,8 +58,22 @@ from hybrid.recipes.registry import Context, RecipeSource, build_system, load_re
 from hybrid.retrieval.bm25f import BM25F, DEFAULT_BM25F_FIELDS, DEFAULT_BM25F_QUERY
 from hybrid.retrieval.doc_context import DEPTH, DOC_WEIGHT, EXPAND_DOCS, SafetyNet
 from hybrid.retrieval.doc_context import PASSAGE_WEIGHT as SAFETY_PASSAGE_WEIGHT
-from hybrid.retrieval.rocchio import DEFAULT_FB_FIELDS, RocchioBM25
-from hybrid.retrieval.sparse import DEFAULT_CLAUSES, QUERY_FORMULATIONS, MultiFieldBM25, PassageBM25
+from hybrid.retrieval.rocchio import (
+    DEFAULT_FB_FIELDS,
+    EXPANSION_WEIGHT,
+    FB_DOCS,
+    FB_TERMS,
+    ORIGINAL_WEIGHT,
+    RocchioBM25,
+)
+from hybrid.retrieval.sparse import BATCH_SIZE as SPARSE_BATCH_SIZE
+from hybrid.retrieval.sparse import (
+    DEFAULT_CLAUSES,
+    DEFAULT_FORMULATION,
+    QUERY_FORMULATIONS,
+    MultiFieldBM25,
+    PassageBM25,
+)
 from hybrid.store.models import ARTIFACTS_ENV, ModelSet, artifact_in, bound_dense_dir, linked_set
 from indexes.faiss_index import check_bound
 from indexes.sharded_index import ShardedIndex
@@ -205,11 +221,11 @@ def on_index(retriever: Retriever, context: Context) -> Retriever:
 WEIGHTS = Param("weights", str, DEFAULT_CLAUSES,
                 "multi-field clauses source[:field]=weight, comma separated (sources: mention chain ner context "
                 "sentence trigrams acronym type; fields: mention ner context coref trigrams acronym type)")
-BATCH_SIZE = Param("batch_size", int, 256, "topics handed to the Java searcher at once", minimum=1)
+BATCH_SIZE = Param("batch_size", int, SPARSE_BATCH_SIZE, "topics handed to the Java searcher at once", minimum=1)
 
 
-@register("bm25", [Param("formulation", str, "sentence", "query formulation: which text of the topic is the query",
-                         choices=QUERY_FORMULATIONS), K1, B])
+@register("bm25", [Param("formulation", str, DEFAULT_FORMULATION,
+                         "query formulation: which text of the topic is the query", choices=QUERY_FORMULATIONS), K1, B])
 def _bm25(system: dict, context: Context, source: RecipeSource) -> Stage:
     """Plain Pyserini BM25 over passages (the baseline)."""
     return on_index(PassageBM25(context.index, system["formulation"], k1=system["k1"], b=system["b"],
@@ -233,12 +249,12 @@ def _multifield(system: dict, context: Context, source: RecipeSource) -> Stage:
 
 
 @register("rocchio", [WEIGHTS, SAME_KIND, K1, B,
-                      Param("fb_docs", int, 10, "feedback passages", minimum=1),
-                      Param("fb_terms", int, 20, "expansion terms", minimum=0),
+                      Param("fb_docs", int, FB_DOCS, "feedback passages", minimum=1),
+                      Param("fb_terms", int, FB_TERMS, "expansion terms", minimum=0),
                       Param("fb_fields", list, list(DEFAULT_FB_FIELDS), "index fields the expansion terms come from",
                             what="a list of index field names"),
-                      Param("original_weight", float, 0.9, "weight of the original query"),
-                      Param("expansion_weight", float, 0.1, "weight of the expansion terms")])
+                      Param("original_weight", float, ORIGINAL_WEIGHT, "weight of the original query"),
+                      Param("expansion_weight", float, EXPANSION_WEIGHT, "weight of the expansion terms")])
 def _rocchio(system: dict, context: Context, source: RecipeSource) -> Stage:
     """Multi-field BM25 with Rocchio pseudo-relevance feedback (the CMR ``qe`` system)."""
     fields = system["fb_fields"]
@@ -270,8 +286,8 @@ def _bm25f(system: dict, context: Context, source: RecipeSource) -> Stage:
                                               "required unless the index is sharded"),
                     Param("encoder", str, None, "query encoder (default: the one the dense index records)"),
                     DENSE_SAME_KIND,
-                    Param("overfetch", int, 8, "nearest mentions fetched per wanted passage", minimum=1),
-                    Param("batch_size", int, 64, "queries encoded at once", minimum=1),
+                    Param("overfetch", int, DENSE_OVERFETCH, "nearest mentions fetched per wanted passage", minimum=1),
+                    Param("batch_size", int, DENSE_BATCH_SIZE, "queries encoded at once", minimum=1),
                     Param("passage_weight", float, DENSE_PASSAGE_WEIGHT,
                           "a passage scores best mention + W * cosine of the unmarked query sentence and its passage "
                           "vector (or the max of the two, combine = max), where the dense index has passage "

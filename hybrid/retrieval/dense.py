@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from features.encoder import BiEncoder, EncoderConfig
-from hybrid.core.params import DENSE_COMBINE, DENSE_COMBINES, DENSE_PASSAGE_WEIGHT
+from hybrid.core.params import DENSE_BATCH_SIZE, DENSE_COMBINE, DENSE_COMBINES, DENSE_OVERFETCH, DENSE_PASSAGE_WEIGHT
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import KIND_CODES, Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
@@ -64,9 +64,9 @@ class DenseRetriever(Retriever):
     """Topics -> run over a dense index (see :mod:`indexes.faiss_index`)."""
 
     def __init__(self, index: str | Path | DenseIndex, encoder: str | Path | BiEncoder | None = None, k: int = 100,
-                 same_kind: bool = True, overfetch: int = 8, batch_size: int = 64, progress: bool = False,
-                 device: str | None = None, name: str = "dense", passage_weight: float = PASSAGE_WEIGHT,
-                 combine: str = DEFAULT_COMBINE):
+                 same_kind: bool = True, overfetch: int = DENSE_OVERFETCH, batch_size: int = DENSE_BATCH_SIZE,
+                 progress: bool = False, device: str | None = None, name: str = "dense",
+                 passage_weight: float = PASSAGE_WEIGHT, combine: str = DEFAULT_COMBINE):
         self.index = index if isinstance(index, DenseIndex) else DenseIndex(index)
         self.encoder = load_query_encoder(self.index, encoder, device)
         if passage_weight < 0:

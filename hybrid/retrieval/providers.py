@@ -27,7 +27,7 @@ import numpy as np
 
 from features.pairs.base import Feature, FeatureProvider, PairBatch
 from features.pairs.registry import register_external
-from hybrid.core.params import Param
+from hybrid.core.params import DENSE_BATCH_SIZE, Param
 from hybrid.core.records import Rankings
 from hybrid.fusion.fuse import Fuse
 from hybrid.fusion.registry import METHOD
@@ -117,7 +117,8 @@ class QueryVectorMemo:
     def key(topic: Any) -> str:
         return repr(topic)
 
-    def encode_queries(self, topics: Sequence[Any], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+    def encode_queries(self, topics: Sequence[Any], batch_size: int = DENSE_BATCH_SIZE,
+                       progress: bool = False) -> np.ndarray:
         keys = [self.key(t) for t in topics]
         missing, wanted = [], set()
         for i, k in enumerate(keys):
@@ -153,7 +154,7 @@ def clear_query_memos() -> None:
         memo._vectors.clear()
 
 
-def shared_dense_retriever(index: str | Path, encoder: str | None, k: int, batch_size: int = 64):
+def shared_dense_retriever(index: str | Path, encoder: str | None, k: int, batch_size: int = DENSE_BATCH_SIZE):
     """A :class:`~hybrid.retrieval.dense.DenseRetriever` whose query encoder (and its memo) is shared by
     every retriever of the same dense index and encoder in this process."""
     from hybrid.retrieval.dense import DenseRetriever  # deferred: importing it loads torch
@@ -176,11 +177,11 @@ class DenseProvider(FeatureProvider):
 
     group = "dense"
     description = "dense (bi-encoder) similarity to the candidate mention and the passage's best mention, dense rank"
-    OPTIONS = (DENSE_INDEX, DENSE_ENCODER, DENSE_DEPTH, Param("batch_size", int, 64, "queries encoded at once",
-                                                                minimum=1))
+    OPTIONS = (DENSE_INDEX, DENSE_ENCODER, DENSE_DEPTH,
+               Param("batch_size", int, DENSE_BATCH_SIZE, "queries encoded at once", minimum=1))
 
     def __init__(self, index: str | None = None, encoder: str | None = None, depth: int = DENSE_DEPTH.default,
-                 batch_size: int = OPTIONS[3].default):
+                 batch_size: int = DENSE_BATCH_SIZE):
         self.index_path, self.encoder_path, self.depth, self.batch_size = index, encoder, depth, batch_size
         self._state: dict[str, Any] = {}
 

@@ -37,6 +37,8 @@ from indexes.lucene import parse_mention_doc_id
 from indexes.sparse_index import SparseIndex
 
 DEFAULT_FB_FIELDS = ("mention", "context")
+#: Feedback passages, expansion terms, and the weights of the original query and of the expansion terms.
+FB_DOCS, FB_TERMS, ORIGINAL_WEIGHT, EXPANSION_WEIGHT = 10, 20, 0.9, 0.1
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,9 @@ class RocchioBM25(MultiFieldBM25):
     """Two-pass Rocchio expansion over the clauses of a :class:`MultiFieldBM25` system."""
 
     def __init__(self, index: SparseIndex, clauses: list[Clause] | str = DEFAULT_CLAUSES, same_kind: bool = True,
-                 k1: float = BM25_K1, b: float = BM25_B, fb_docs: int = 10, fb_terms: int = 20,
-                 fb_fields: tuple[str, ...] | list[str] = DEFAULT_FB_FIELDS, original_weight: float = 0.9,
-                 expansion_weight: float = 0.1, k: int = 100, threads: int = 1, progress: bool = False):
+                 k1: float = BM25_K1, b: float = BM25_B, fb_docs: int = FB_DOCS, fb_terms: int = FB_TERMS,
+                 fb_fields: tuple[str, ...] | list[str] = DEFAULT_FB_FIELDS, original_weight: float = ORIGINAL_WEIGHT,
+                 expansion_weight: float = EXPANSION_WEIGHT, k: int = 100, threads: int = 1, progress: bool = False):
         super().__init__(index, clauses, same_kind=same_kind, k1=k1, b=b, k=k, threads=threads, progress=progress)
 
         if fb_docs < 1 or fb_terms < 0:

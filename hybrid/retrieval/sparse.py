@@ -31,6 +31,9 @@ from indexes.lucene_access import LuceneQueries, exact_bm25_searcher
 from indexes.sparse_index import SparseIndex
 
 QUERY_FORMULATIONS = ("sentence", "mention", "mention+args", "context")
+DEFAULT_FORMULATION = "sentence"
+#: Topics handed to the Java searcher at once.
+BATCH_SIZE = 256
 
 
 def formulate(formulation: str, topic: Topic, record: MentionRecord) -> str:
@@ -96,8 +99,9 @@ def count_terms(terms: Iterable[str]) -> dict[str, int]:
 class PassageBM25(Retriever):
     """Plain Pyserini BM25 on the passage index, own document removed."""
 
-    def __init__(self, index: SparseIndex, formulation: str = "sentence", k1: float = BM25_K1, b: float = BM25_B,
-                 threads: int = 1, k: int = 100, batch_size: int = 256, progress: bool = False):
+    def __init__(self, index: SparseIndex, formulation: str = DEFAULT_FORMULATION, k1: float = BM25_K1,
+                 b: float = BM25_B, threads: int = 1, k: int = 100, batch_size: int = BATCH_SIZE,
+                 progress: bool = False):
         if formulation not in QUERY_FORMULATIONS:
             raise ConfigError(None, None, f"unknown query formulation {formulation!r}; choose {QUERY_FORMULATIONS}")
         if batch_size < 1:
@@ -141,7 +145,7 @@ class MultiFieldBM25(Retriever):
 
     def __init__(self, index: SparseIndex, clauses: list[Clause] | str = DEFAULT_CLAUSES, same_kind: bool = True,
                  k1: float = BM25_K1, b: float = BM25_B, overfetch: int = 4, k: int = 100, progress: bool = False,
-                 threads: int = 1, batch_size: int = 256):
+                 threads: int = 1, batch_size: int = BATCH_SIZE):
         self.index = index
         self.threads, self.batch_size = threads, batch_size
         self.clauses = parse_clauses(clauses) if isinstance(clauses, str) else list(clauses)

@@ -13,6 +13,7 @@ from typing import Any
 
 from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.errors import ConfigError
+from hybrid.core.params import DENSE_BATCH_SIZE, DENSE_OVERFETCH
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.records import KIND_CODES, Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
@@ -67,8 +68,8 @@ class ShardedDense(Retriever):
     """
 
     def __init__(self, index: ShardedIndex, encoder: Any = None, k: int = 100, same_kind: bool = True,
-                 overfetch: int = 8, batch_size: int = 64, progress: bool = False, device: str | None = None,
-                 name: str = "dense"):
+                 overfetch: int = DENSE_OVERFETCH, batch_size: int = DENSE_BATCH_SIZE, progress: bool = False,
+                 device: str | None = None, name: str = "dense"):
         self.index, self.k, self.same_kind, self.overfetch = index, k, same_kind, max(1, overfetch)
         self.batch_size, self.progress, self.name = batch_size, progress, name
         infos = [info for found in index._all_groups("dense_info") for info in found]
