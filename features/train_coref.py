@@ -411,10 +411,13 @@ def train_linker(
 
 
 # --------------------------------------------------------------------------------------------------
-# command line
+# dev evaluation: the baseline, the robustness variants and the speed the command reports
 
 
-def _heuristic(d: CorefDocument) -> list[int]:
+def predict_heuristic(d: CorefDocument) -> list[int]:
+    """The chain id of each mention of ``d`` by the heuristic linker (:func:`features.coref.heuristic_chains`:
+    ``_linked`` + union-find): the baseline the learned linker is scored against (a ``predict`` of
+    :func:`evaluate`)."""
     return heuristic_chains(d.mentions)
 
 
@@ -453,13 +456,20 @@ def evaluate_with_distractors(
     return out
 
 
-def _kindless(mentions: Sequence[Mention]) -> list[Mention]:
+def kindless(mentions: Sequence[Mention]) -> list[Mention]:
+    """Copies of the mentions without their kind: detected mentions may come without one, and the linkers are
+    scored on them this way (the scores still broken down by the gold kind)."""
     return [replace(m, kind=None) for m in mentions]
 
 
-def _speed(
+def linking_speed(
     linker: LearnedChainLinker | None, documents: Sequence[CorefDocument], with_docs: bool, distractors: bool = False
 ) -> dict[str, float]:
+    """How fast a linker chains ``documents``: seconds, sentences, mentions per second and mentions per document.
+
+    ``linker`` None times the heuristic; ``with_docs`` gives the linker the spaCy parses (its doc scorer);
+    ``distractors`` times whole documents (every sentence, gold mentions plus :func:`with_distractors`' ones).
+    """
     docs = [with_distractors(d)[0] for d in documents] if distractors else list(documents)
     start = time.perf_counter()
     for d in docs:

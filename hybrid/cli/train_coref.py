@@ -25,14 +25,14 @@ from typing import Any
 from features.coref import heuristic_chains
 from features.coref_model import DEFAULT_WEIGHTS, LearnedChainLinker
 from features.train_coref import (
-    _heuristic,
-    _kindless,
-    _speed,
     data_hash,
     evaluate,
     evaluate_with_distractors,
+    kindless,
+    linking_speed,
     load_documents,
     parse_documents,
+    predict_heuristic,
     train_linker,
     with_distractors,
 )
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     train_s = time.perf_counter() - t0
 
-    rows = {"heuristic (_linked + union-find)": evaluate(dev, _heuristic)}
+    rows = {"heuristic (_linked + union-find)": evaluate(dev, predict_heuristic)}
     rows["learned, string features"] = evaluate(dev, lambda d: linker.chains(d.mentions, d.sentence_index, None))
     parsed = linker.doc is not None and not args.no_parse
     if parsed:
@@ -95,13 +95,13 @@ def main(argv: list[str] | None = None) -> int:
             dev, lambda d: linker.chains(d.mentions, d.sentence_index, d.docs)
         )
     # robustness: detected mentions may come without a kind (scores still broken down by the gold kind)
-    rows["heuristic, kinds hidden"] = evaluate(dev, lambda d: heuristic_chains(_kindless(d.mentions)))
+    rows["heuristic, kinds hidden"] = evaluate(dev, lambda d: heuristic_chains(kindless(d.mentions)))
     rows["learned, string features, kinds hidden"] = evaluate(
-        dev, lambda d: linker.chains(_kindless(d.mentions), d.sentence_index, None)
+        dev, lambda d: linker.chains(kindless(d.mentions), d.sentence_index, None)
     )
     if parsed:
         rows["learned, + parse features, kinds hidden"] = evaluate(
-            dev, lambda d: linker.chains(_kindless(d.mentions), d.sentence_index, d.docs)
+            dev, lambda d: linker.chains(kindless(d.mentions), d.sentence_index, d.docs)
         )
     if not args.no_parse:  # robustness: + spaCy noun chunks and verbs as extra (singleton) mentions
         rows["heuristic, + distractor mentions"] = evaluate_with_distractors(
@@ -114,14 +114,14 @@ def main(argv: list[str] | None = None) -> int:
             rows["learned, + parse features, + distractor mentions"] = evaluate_with_distractors(
                 dev, lambda d: linker.chains(d.mentions, d.sentence_index, d.docs)
             )
-    speed = {"heuristic": _speed(None, dev, False), "base": _speed(linker, dev, False)}
+    speed = {"heuristic": linking_speed(None, dev, False), "base": linking_speed(linker, dev, False)}
     if parsed:
-        speed["doc"] = _speed(linker, dev, True)
+        speed["doc"] = linking_speed(linker, dev, True)
     if not args.no_parse:  # whole documents: every sentence, gold + distractor mentions
-        speed["heuristic, whole documents"] = _speed(None, dev, False, True)
-        speed["base, whole documents"] = _speed(linker, dev, False, True)
+        speed["heuristic, whole documents"] = linking_speed(None, dev, False, True)
+        speed["base, whole documents"] = linking_speed(linker, dev, False, True)
         if parsed:
-            speed["doc, whole documents"] = _speed(linker, dev, True, True)
+            speed["doc, whole documents"] = linking_speed(linker, dev, True, True)
     for line in _table(rows):
         print(line)
 
