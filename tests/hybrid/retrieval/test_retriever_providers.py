@@ -3,6 +3,7 @@ a feature set from above (the recipes, python -m hybrid.ltr) finds them, in a fr
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,9 +17,10 @@ def _python(code: str) -> str:
 
 
 def test_ltr_alone_does_not_register_them_and_the_recipes_do():
-    probe = "from features.pairs import registry; print(sorted(p.group for p in registry.providers()))"
-    assert not RETRIEVER_GROUPS & set(eval(_python(f"import ltr; {probe}")))
-    assert RETRIEVER_GROUPS <= set(eval(_python(f"import hybrid.recipes; {probe}")))
+    probe = ("import json; from features.pairs import registry; "
+             "print(json.dumps(sorted(p.group for p in registry.providers())))")
+    assert not RETRIEVER_GROUPS & set(json.loads(_python(f"import ltr; {probe}")))
+    assert RETRIEVER_GROUPS <= set(json.loads(_python(f"import hybrid.recipes; {probe}")))
 
 
 def test_the_ltr_command_lists_them():
