@@ -5,15 +5,12 @@ In the spirit of ir_measures (each measure declares its parameters once and regi
 fusion table: every kind of pluggable component the engine has is a registry of this one shape, filled by the
 layer that owns the components (a registry never imports what it registers):
 
-=================  ==========================================  ====================================
-kind               registry                                    filled by
-=================  ==========================================  ====================================
-system type        :data:`hybrid.recipes.registry.BUILDERS`    ``@BUILDERS.register`` in the builders
-reranker type      :data:`hybrid.recipes.builders.RERANKERS`   ``@RERANKERS.register`` there
-fusion method      :data:`hybrid.fusion.registry.FUSIONS`      ``FUSIONS.add`` in that module
-learner            :data:`ltr.learners.LEARNERS`               ``@LEARNERS.register`` on each class
-feature group      :data:`features.pairs.registry.FEATURE_GROUPS`  the built-in groups and ``register_external``
-=================  ==========================================  ====================================
+* system types: :data:`hybrid.recipes.registry.BUILDERS`, ``@register`` on each builder;
+* reranker types: :data:`hybrid.recipes.builders.RERANKERS`, ``@RERANKERS.register`` there;
+* fusion methods: :data:`hybrid.fusion.registry.FUSIONS`, ``FUSIONS.add`` in that module;
+* learners: :data:`ltr.learners.LEARNERS`, ``@LEARNERS.register`` on each class;
+* feature groups: :data:`features.pairs.registry.FEATURE_GROUPS`, the built-in groups and ``register_external``
+  (a provider's options are its ``OPTIONS``, resolved by :func:`resolve`).
 
 A component's parameters check the values given to it (:meth:`Registry.resolve`: unknown keys, wrong types and
 missing required values are one error naming the key and the fix), fill in its defaults, and are what
