@@ -162,7 +162,26 @@ def _dense_missing() -> str | None:
             or _module_missing("faiss"))
 
 
-class DenseNeighboursProvider(FeatureProvider):
+class DenseIndexProvider(FeatureProvider):
+    """A feature group that reads a dense index (``index_path``; ``None``: the hybrid index's own): available when
+    FAISS and the dense modules are, its ``index`` option checked when configured, and the index's metadata part
+    of its identity (so cached values of another dense index are never reused)."""
+
+    index_path: str | None = None
+
+    def available(self) -> str | None:
+        return _dense_missing()
+
+    def configure(self, options: dict[str, Any]) -> FeatureProvider:
+        values = self.option_values(options)
+        check_dense_index(values)
+        return super().configure(values)
+
+    def identity(self) -> dict[str, Any]:
+        return dense_index_identity(self.index_path)
+
+
+class DenseNeighboursProvider(DenseIndexProvider):
     """The ``neighbours`` group's passage features over bi-encoder vectors: how close the candidate's mention
     (and passage) vector lies to those of the other top candidates of its list. The fine-tuned span vectors
     are trained to tell two similar events apart, which TF-IDF over passages cannot. No query encoding:
@@ -177,17 +196,6 @@ class DenseNeighboursProvider(FeatureProvider):
         self.index_path = index
         self._indexes: dict[str, Any] = {}
         self._bound: set[tuple[str, str]] = set()  # (dense index, hybrid index) pairs already checked
-
-    def available(self) -> str | None:
-        return _dense_missing()
-
-    def configure(self, options: dict[str, Any]) -> FeatureProvider:
-        values = self.option_values(options)
-        check_dense_index(values)
-        return super().configure(values)
-
-    def identity(self) -> dict[str, Any]:
-        return dense_index_identity(self.index_path)
 
     def features(self) -> dict[str, Feature]:
         docs = {

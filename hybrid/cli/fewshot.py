@@ -1,25 +1,6 @@
-"""Few-shot mention retrieval: a query is k example mentions; a passage scores the mean over the examples.
+"""``python -m hybrid.fewshot``: few-shot mention retrieval over an index, MAP for k = 2..10 per variant.
 
-After "Few-shot Event Mention Retrieval" (papers/004): given k mentions of the same thing, rank the
-corpus by ``r(q, p) = 1/k * sum_i r(e_i, p)``, evaluated with MAP for k = 2..10. On ECB+ the "thing" is
-a coreference cluster (stricter than the paper's event *type*). Variants of ``r(e, p)``:
-
-* ``dense-adhoc`` - cosine of the example's vector and the passage's best candidate mention, both
-  read from a dense index (no encoding at all: every example is itself an indexed corpus mention);
-* ``dense-tuned`` - the paper's Siamese network, trained per query on the k examples: positives are
-  the pairs of examples, negatives (example, random corpus mention) pairs; a residual feed-forward
-  layer ``F(x) = x + W2 relu(W1 x)`` with ``W2 = 0`` at the start, so training begins at the ad-hoc
-  model and moves away only as far as the examples push it; contrastive loss ``y (1-S)^2 + (1-y)
-  max(S, 0)^2`` on ``S = cos(F(x1), F(x2))``. It reranks the ad-hoc top ``pool`` passages (the rest keep
-  their ad-hoc order below them), so it costs a small matrix product per query on a CPU;
-* ``bm25`` / ``multifield`` - each example run as an ordinary query (sentence BM25, the tuned multi-field
-  system) to depth ``depth``, scores averaged over the examples (0 where an example did not retrieve p).
-
-k-shot queries (:func:`build_kshot_queries`) come from labelled topics grouped by their ``cluster``;
-the cluster is used ONLY to build the evaluation (which examples go together, what is relevant),
-never by a scorer. Each query takes k examples from k distinct documents (seeded); its relevant
-passages are the union of the examples' qrels minus every passage of the examples' documents, and
-those documents are removed from every ranking. MAP is AP@``depth`` over the k-shot queries.
+Its ``--help`` is the method as :mod:`hybrid.retrieval.fewshot` describes it (the variants, the k-shot queries).
 """
 
 from __future__ import annotations
@@ -34,13 +15,14 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.outputs import JSON, Output, Writes, inputs_of
+from hybrid.retrieval import fewshot as method
 from hybrid.retrieval.fewshot import VARIANTS, DenseTable, build_kshot_queries, mean_ap, run_variants
 from hybrid.sample import index_location
 from indexes.shards import open_one_index
 
 
 def parser() -> argparse.ArgumentParser:
-    p = make_parser("python -m hybrid.fewshot", __doc__, epilog=True)
+    p = make_parser("python -m hybrid.fewshot", method.__doc__, epilog=True)
     p.add_argument("--index", required=True, help="hybrid index (for the sparse variants and passage lookups);"
                                                   " 'sample': the bundled sample's, built on first use")
     p.add_argument("--dense", help="dense index directory (for the dense variants)")

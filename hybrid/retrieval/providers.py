@@ -36,10 +36,10 @@ from hybrid.retrieval.sparse import MultiFieldBM25
 from indexes.faiss_index import check_bound
 from ltr.providers import (
     DENSE_INDEX,
+    DenseIndexProvider,
     _dense_missing,
     _jar_missing,
     _module_missing,
-    check_dense_index,
     dense_index_identity,
 )
 
@@ -172,7 +172,7 @@ DENSE_ENCODER = Param("encoder", str, None, "query encoder (default: the one the
 DENSE_DEPTH = Param("depth", int, 100, "depth of its run: a passage below it is not found", minimum=1)
 
 
-class DenseProvider(FeatureProvider):
+class DenseProvider(DenseIndexProvider):
     """Bi-encoder similarities of the query to the candidate mention / the passage's mentions, and dense rank."""
 
     group = "dense"
@@ -184,17 +184,6 @@ class DenseProvider(FeatureProvider):
                  batch_size: int = DENSE_BATCH_SIZE):
         self.index_path, self.encoder_path, self.depth, self.batch_size = index, encoder, depth, batch_size
         self._state: dict[str, Any] = {}
-
-    def available(self) -> str | None:
-        return _dense_missing()
-
-    def configure(self, options: dict[str, Any]) -> FeatureProvider:
-        values = self.option_values(options)
-        check_dense_index(values)
-        return super().configure(values)
-
-    def identity(self) -> dict[str, Any]:
-        return dense_index_identity(self.index_path)
 
     def features(self) -> dict[str, Feature]:
         d = self.depth
