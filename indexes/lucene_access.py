@@ -54,8 +54,9 @@ def exact_bm25_searcher(directory: str | Path, k1: float, b: float):
     return searcher
 
 
-def stored_raw_json(directory: str | Path) -> Iterator[dict]:
-    """The stored ``raw`` JSON of every live document of the Lucene index at ``directory``, in Lucene order."""
+def stored_raw(directory: str | Path) -> Iterator[str]:
+    """The stored ``raw`` JSON text of every live document of the Lucene index at ``directory``, in Lucene order
+    (undecoded: a caller that needs a few keys of each record need not decode all of it)."""
     from jnius import autoclass
 
     path = autoclass("java.io.File")(str(directory)).toPath()
@@ -69,6 +70,12 @@ def stored_raw_json(directory: str | Path) -> Iterator[dict]:
                 continue
             raw = stored.document(n).get("raw")
             if raw:
-                yield json.loads(raw)
+                yield raw
     finally:
         reader.close()
+
+
+def stored_raw_json(directory: str | Path) -> Iterator[dict]:
+    """The stored ``raw`` JSON of every live document of the Lucene index at ``directory``, in Lucene order."""
+    for raw in stored_raw(directory):
+        yield json.loads(raw)

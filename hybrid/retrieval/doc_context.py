@@ -20,6 +20,8 @@ ties broken by passage id; a passage keeps the mention span the mention-level ru
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -33,7 +35,7 @@ from hybrid.core.records import Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
 from hybrid.retrieval.sparse import PassageBM25
 from indexes.lucene import PASSAGES
-from indexes.lucene_access import stored_raw_json
+from indexes.lucene_access import stored_raw, stored_raw_json
 from indexes.sharded_index import ShardedIndex
 
 #: Defaults of the safety net (chosen on ECB+ dev, raw corpus, as round values; see docs/history/benchmarks-2026-11.md).
@@ -55,6 +57,39 @@ def stored_passages(index) -> Iterator[dict]:
     """Every stored passage of a hybrid index (its raw JSON), shard by shard, in Lucene order."""
     for directory in passage_dirs(index):
         yield from stored_raw_json(directory)
+
+
+#: The keys of a stored passage that document vectors read; the indexer writes them before its ``mentions``.
+HEAD_KEYS = ("id", "doc_id", "sent_id", "contents")
+#: A top-level ``mentions`` key as Anserini stores the raw JSON (pretty-printed: ``,\n  "mentions" : [``) or compact.
+_MENTIONS_KEY = re.compile(r',\s*"mentions"\s*:')
+
+
+def passage_head(raw: str) -> dict:
+    """A stored passage's JSON without decoding its ``mentions`` list (~95% of the text, and of the objects a
+    whole decode makes) when :data:`HEAD_KEYS` all come before it: the keys before it, with exactly the values a
+    whole decode gives them. Otherwise (another key order, no mentions) the whole record.
+
+    The cut is exact: cut inside a string, the text before it closed by ``}`` ends in an unterminated string, and
+    cut inside a nested value, its brackets do not balance; either way it fails to decode and the whole record is
+    decoded instead. It decodes only when the cut falls between two members of the top-level object.
+    """
+    found = _MENTIONS_KEY.search(raw)
+    if found is not None:
+        try:
+            head = json.loads(raw[: found.start()] + "}")
+        except ValueError:
+            head = None
+        if isinstance(head, dict) and all(key in head for key in HEAD_KEYS):
+            return head
+    return json.loads(raw)
+
+
+def stored_passage_heads(index) -> Iterator[dict]:
+    """:func:`stored_passages` with at least :data:`HEAD_KEYS` of each passage (see :func:`passage_head`)."""
+    for directory in passage_dirs(index):
+        for raw in stored_raw(directory):
+            yield passage_head(raw)
 
 
 @dataclass
@@ -123,7 +158,7 @@ def document_vectors(index) -> DocumentVectors:
     a sharded index gives the same vectors as the single index of the same corpus)."""
     key = str(index.path.resolve())
     if key not in _VECTORS:
-        _VECTORS[key] = DocumentVectors.from_passages(list(stored_passages(index)))
+        _VECTORS[key] = DocumentVectors.from_passages(list(stored_passage_heads(index)))
     return _VECTORS[key]
 
 

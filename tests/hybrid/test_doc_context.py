@@ -8,7 +8,15 @@ import pytest
 
 from hybrid.core.records import Hit, Topic
 from hybrid.core.stage import Retriever
-from hybrid.retrieval.doc_context import DocumentVectors, SafetyNet, stored_passages
+from hybrid.retrieval.doc_context import (
+    HEAD_KEYS,
+    DocumentVectors,
+    SafetyNet,
+    document_vectors,
+    passage_head,
+    stored_passage_heads,
+    stored_passages,
+)
 
 # Passage "c:1" is annotated with no mentions at all ("mentions": [] kept as annotated), so no mention-level
 # retriever can reach it; its words are the query's, and its document is about the same story.
@@ -91,6 +99,33 @@ def test_document_vectors_join_a_documents_passages_in_sentence_order(net_index)
     sims = vectors.similarities(vectors.query_vector("q", ""))
     assert sims[vectors.row_of["q"]] == pytest.approx(1.0, abs=1e-5)
     assert sims[vectors.row_of["c"]] > sims[vectors.row_of["d"]]
+
+
+def test_passage_heads_are_the_stored_passages_keys_and_give_the_same_document_vectors(net_index):
+    """The stored passages decoded up to their mentions (Anserini stores them pretty-printed) agree with whole
+    decodes on every key the document vectors read, and so give the same vectors."""
+    whole, heads = list(stored_passages(net_index)), list(stored_passage_heads(net_index))
+    assert [{key: p[key] for key in HEAD_KEYS} for p in heads] == [{key: p[key] for key in HEAD_KEYS} for p in whole]
+    assert all("mentions" not in p for p in heads)  # the cut was taken, not the whole-record fallback
+    vectors = document_vectors(net_index)
+    expected = DocumentVectors.from_passages(whole)
+    assert vectors.doc_ids == expected.doc_ids and vectors.passages_of == expected.passages_of
+    assert (vectors.matrix != expected.matrix).nnz == 0
+
+
+@pytest.mark.parametrize("record", [
+    {"id": "a", "doc_id": "d", "sent_id": 3, "contents": 'say ", \\"mentions\\": [" then', "mentions": [{"x": 1}]},
+    {"id": "a", "doc_id": "d", "sent_id": None, "contents": "t", "mentions": []},
+    {"mentions": [{"id": "m"}], "id": "a", "doc_id": "d", "sent_id": 1, "contents": "mentions first"},
+    {"id": "a", "doc_id": "d", "meta": {"mentions": [1]}, "sent_id": 0, "contents": "nested key first",
+     "mentions": [2]},
+    {"id": "a", "doc_id": "d", "contents": "no sent_id before the mentions", "mentions": [], "sent_id": 7},
+])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_passage_head_decodes_the_head_keys_exactly_as_a_whole_decode(record, indent):
+    raw = json.dumps(record, indent=indent)
+    head = passage_head(raw)
+    assert {key: head[key] for key in HEAD_KEYS} == {key: record[key] for key in HEAD_KEYS}
 
 
 def test_batched_similarities_equal_one_query_at_a_time(net_index):
