@@ -640,10 +640,14 @@ def best_mention_per_passage(index: DenseIndex, query: np.ndarray, rows: np.ndar
     rows, scores = rows[order], scores[order]
     _, first = np.unique(index.row_passage[rows], return_index=True)  # best first: the first of a passage is its best
     first.sort()
-    found = []
-    for i in first:
-        number, start, end = (int(x) for x in index.rows[rows[i], :3])
-        found.append((index.passage_ids[number], float(scores[i]), start, end))
+    best = scores[first]  # one per passage, best first (non-increasing)
+    if len(best) > k and np.isfinite(best).all():
+        # only passages scoring at least the k-th best can be in the top k (those tied with it go by passage id)
+        first = first[: int(np.searchsorted(-best, -best[k - 1], side="right"))]
+    table = np.asarray(index.rows[rows[first], :3]).tolist()  # one read of the rows table, not one per passage
+    ids = index.passage_ids
+    found = [(ids[number], score, start, end)
+             for (number, start, end), score in zip(table, scores[first].tolist(), strict=True)]
     found.sort(key=lambda hit: (-hit[1], hit[0]))
     return found[:k]
 
@@ -667,16 +671,20 @@ def best_mention_of_passage(index: DenseIndex, query: np.ndarray, number: int, k
 def best_mention_of_passages(index: DenseIndex, query: np.ndarray, numbers: np.ndarray, kind: int | None
                              ) -> list[tuple[float, int, int] | None]:
     """:func:`best_mention_of_passage` of many passages at once (one exact_scores call)."""
-    parts = [index.rows_of_passage(int(n)) for n in numbers]
-    if not parts:
+    numbers = np.asarray(numbers, dtype=np.int64)
+    if len(numbers) == 0:
         return []
-    owner = np.repeat(np.arange(len(parts)), [len(r) for r in parts])
-    rows = np.concatenate(parts)
+    # every passage's rows (rows_of_passage of each, concatenated), and the passage each row belongs to
+    lo, counts = index.row_start[numbers], index.row_start[numbers + 1] - index.row_start[numbers]
+    owner = np.repeat(np.arange(len(numbers)), counts)
+    rows = np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
+    if index.row_order is not None:
+        rows = index.row_order[rows]
     if kind is not None:
         row_kind = index.row_kind[rows]
         keep = (row_kind == kind) | (row_kind == 0)
         rows, owner = rows[keep], owner[keep]
-    out: list[tuple[float, int, int] | None] = [None] * len(parts)
+    out: list[tuple[float, int, int] | None] = [None] * len(numbers)
     if len(rows) == 0:
         return out
     scores = index.exact_scores(query, rows)
@@ -684,6 +692,7 @@ def best_mention_of_passages(index: DenseIndex, query: np.ndarray, numbers: np.n
     order = np.lexsort((spans[:, 1], spans[:, 0], -scores, owner))  # per passage: best first, then first span
     owner, scores, spans = owner[order], scores[order], spans[order]
     _, first = np.unique(owner, return_index=True)
-    for i in first:
-        out[int(owner[i])] = (float(scores[i]), int(spans[i, 0]), int(spans[i, 1]))
+    for passage, score, (start, end) in zip(owner[first].tolist(), scores[first].tolist(), spans[first].tolist(),
+                                            strict=True):
+        out[passage] = (score, start, end)
     return out

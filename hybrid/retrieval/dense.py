@@ -91,14 +91,6 @@ class DenseRetriever(Retriever):
             return topic.kind
         return self.index.kind_of(topic.passage_id, topic.start, topic.end) if topic.passage_id else None
 
-    def _hits(self, query: np.ndarray, rows: np.ndarray, own: int, kind: int | None, k: int) -> list[Hit]:
-        hits = []
-        for pid, score, start, end in best_mention_per_passage(self.index, query, rows, own, kind, k):
-            span = (start, end) if start >= 0 else (None, None)
-            hits.append(Hit(docid=pid, score=score, mention_start=span[0], mention_end=span[1],
-                            mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
-        return hits
-
     def search(self, topics: list[Topic], k: int) -> Rankings:
         if not topics:
             return {}
@@ -109,7 +101,7 @@ class DenseRetriever(Retriever):
         encoded = time.perf_counter()
         owns = np.array([self.index.doc_number.get(self.own_doc(t) or "", -1) for t in topics])
         kinds = [KIND_CODES.get(self.query_kind(t)) if self.same_kind else None for t in topics]
-        run: Rankings = {}
+        mentions: dict[int, list[tuple[str, float, int, int]]] = {}  # per topic: best mention per passage
         pending = list(range(len(topics)))
         fetch = k * self.overfetch
         bar = progress_bar(desc=f"{self.name} search", unit="query", total=len(topics), enabled=self.progress)
@@ -118,20 +110,22 @@ class DenseRetriever(Retriever):
             _, rows = self.index.search(vectors[pending], fetch)
             still = []
             for j, qi in enumerate(pending):
-                hits = self._hits(vectors[qi], rows[j], int(owns[qi]), kinds[qi] or None, k)
-                if len(hits) < k and fetch < self.index.size:
+                found = best_mention_per_passage(self.index, vectors[qi], rows[j], int(owns[qi]), kinds[qi] or None, k)
+                if len(found) < k and fetch < self.index.size:
                     still.append(qi)
                     continue
-                run[topics[qi].qid] = hits
+                mentions[qi] = found
                 bar.update(1)
             pending, fetch = still, fetch * 4
         bar.close()
+        # qids in the order their searches finished, as before (the writers keep a run's order)
+        run: Rankings = {topics[qi].qid: _as_hits(found) if sentences is None else [] for qi, found in mentions.items()}
         if sentences is not None:
             # own document: at most max_doc_passages of the nearest passages are dropped
             _, nearest = self.index.search_passages(sentences, k + self.index.max_doc_passages)
             for qi, topic in enumerate(topics):
-                run[topic.qid] = self._with_passages(vectors[qi], sentences[qi], run[topic.qid], int(owns[qi]),
-                                                     kinds[qi] or None, k, nearest[qi])
+                run[topic.qid] = self._with_passages(vectors[qi], sentences[qi], [m[0] for m in mentions[qi]],
+                                                     int(owns[qi]), kinds[qi] or None, k, nearest[qi])
         self.last_timing = {"encode": encoded - started, "search": time.perf_counter() - encoded}
         return run
 
@@ -159,11 +153,12 @@ class DenseRetriever(Retriever):
             out[rest] = encoder.encode_texts([topics[i].text for i in rest], "query", batch_size=self.batch_size)
         return out
 
-    def _with_passages(self, query: np.ndarray, sentence: np.ndarray, mention_hits: list[Hit], own: int,
+    def _with_passages(self, query: np.ndarray, sentence: np.ndarray, mention_ids: list[str], own: int,
                        kind: int | None, k: int, nearest: np.ndarray | None = None) -> list[Hit]:
         """Top ``k`` by ``max(best mention, passage_weight * passage vector)`` (see the module docstring).
 
-        ``nearest``: the passage numbers FAISS found nearest to ``sentence`` (``k + max_doc_passages`` of them).
+        ``mention_ids``: the passages the mention vectors found. ``nearest``: the passage numbers FAISS found
+        nearest to ``sentence`` (``k + max_doc_passages`` of them).
         """
         index = self.index
         if nearest is None:  # own document: at most max_doc_passages of the nearest passages are dropped
@@ -172,25 +167,40 @@ class DenseRetriever(Retriever):
         if own >= 0:
             numbers = numbers[index.passage_doc[numbers] != own]
         numbers = numbers[:k]
-        candidates = sorted(set(numbers.tolist()) | {index.passage_number[h.docid] for h in mention_hits})
+        candidates = sorted(set(numbers.tolist()) | {index.passage_number[pid] for pid in mention_ids})
         if not candidates:
             return []
         numbers = np.asarray(candidates, dtype=np.int64)
         plain = self.passage_weight * index.passage_exact_scores(sentence, numbers)
         bests = best_mention_of_passages(index, query, numbers, kind)
-        scored = []
-        for number, p_score, best in zip(numbers.tolist(), plain.tolist(), bests, strict=True):
-            pid = index.passage_ids[number]
-            if self.combine == "sum":
-                score = p_score + (best[0] if best is not None else 0.0)
-                span = (best[1], best[2]) if best is not None else (-1, -1)
-            elif best is not None and best[0] >= p_score:
-                score, span = best[0], (best[1], best[2])
-            else:
-                score, span = p_score, (-1, -1)
-            start, end = span
-            scored.append(Hit(docid=pid, score=score, mention_start=start if start >= 0 else None,
-                              mention_end=end if start >= 0 else None,
-                              mention_id=f"{pid}#{start}-{end}" if start >= 0 else None))
-        scored.sort(key=lambda hit: (-hit.score, hit.docid))
-        return scored[:k]
+        has = np.fromiter((best is not None for best in bests), dtype=bool, count=len(bests))
+        mention = np.array([best[0] if best is not None else 0.0 for best in bests], dtype=np.float64)
+        if self.combine == "sum":  # a passage with no eligible mention counts its passage part only
+            scores, spans = plain + mention, has
+        else:  # the best mention when it gives the score (ties: the mention), else the passage vector
+            spans = has & (mention >= plain)
+            scores = np.where(spans, mention, plain)
+        # only candidates scoring at least the k-th best can be in the top k (those tied with it go by passage id)
+        keep = np.arange(len(scores))
+        if len(scores) > k and np.isfinite(scores).all():
+            keep = np.nonzero(scores >= -np.partition(-scores, k - 1)[k - 1])[0]
+        ids = index.passage_ids
+        scored = sorted(((-score, ids[numbers[i]], i) for i, score in zip(keep.tolist(), scores[keep].tolist(),
+                                                                          strict=True)))
+        hits = []
+        for negative, pid, i in scored[:k]:
+            span = (bests[i][1], bests[i][2]) if spans[i] else (-1, -1)
+            hits.append(_hit(pid, -negative, *span))
+        return hits
+
+
+def _hit(pid: str, score: float, start: int, end: int) -> Hit:
+    """A passage hit with the span of its best mention (``start`` < 0: none)."""
+    if start < 0:
+        return Hit(docid=pid, score=score)
+    return Hit(docid=pid, score=score, mention_start=start, mention_end=end, mention_id=f"{pid}#{start}-{end}")
+
+
+def _as_hits(found: list[tuple[str, float, int, int]]) -> list[Hit]:
+    """:func:`~indexes.faiss_index.best_mention_per_passage`'s ``(passage id, score, start, end)`` as hits."""
+    return [_hit(pid, score, start, end) for pid, score, start, end in found]

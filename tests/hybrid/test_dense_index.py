@@ -461,3 +461,40 @@ def test_gpu_search_ranks_as_the_cpu_search(dense_dir, encoder, sparse_index):
         assert [h.score for h in runs[0][qid]] == pytest.approx([h.score for h in runs[1][qid]], abs=1e-5)
     queries = cpu.faiss.reconstruct_n(0, 2)
     assert gpu.search(queries, GPU_MAX_K + 1)[1].shape == (2, min(GPU_MAX_K + 1, gpu.size))  # CPU past the limit
+
+
+# Five documents with the same sentence (identical vectors, so exactly tied scores), ids not in index order, and one
+# other sentence.
+TWINS = [{"id": f"{d}:0", "doc_id": d, "sent_id": 0, "text": "The earthquake struck Yushu county on Wednesday.",
+          "mentions": [{"start": 4, "end": 14, "text": "earthquake", "kind": "event", "tag": "ACTION_OCCURRENCE"}]}
+         for d in ("d", "b", "e", "a", "c")] + [
+    {"id": "z:0", "doc_id": "z", "sent_id": 0, "text": "The central bank raised interest rates.",
+     "mentions": [{"start": 17, "end": 23, "text": "raised", "kind": "event", "tag": "ACTION_OCCURRENCE"}]}]
+
+
+@pytest.fixture(scope="module")
+def twins_dense(tmp_path_factory, encoder):
+    from features.annotate import AnnotationConfig
+    from indexes.lucene import IndexConfig, build_index
+    from indexes.sparse_index import SparseIndex
+
+    root = tmp_path_factory.mktemp("twins")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in TWINS), encoding="utf-8")
+    config = AnnotationConfig(annotation="corpus", ner="heuristic", detect="heuristic", empty_means_unannotated=False)
+    build_index(IndexConfig(corpus=str(corpus), annotation=config), root / "index", progress=False)
+    build_dense_index(SparseIndex(root / "index"), BiEncoder.load(encoder, device="cpu"), root / "dense",
+                      progress=False)
+    return root / "dense"
+
+
+@pytest.mark.parametrize("options", [{"passage_weight": 0}, {"combine": "sum"}, {"combine": "max"}])
+def test_exact_ties_cut_at_k_go_by_passage_id(twins_dense, encoder, options):
+    """Tied passages straddling the k-th place: every top k is the first k of the whole ranking, ties by id."""
+    topic = Topic("q", TWINS[0]["text"], 4, 14, doc_id="elsewhere", kind="event")
+    retriever = DenseRetriever(twins_dense, encoder, k=6, **options)
+    whole = retriever.search([topic], 6)["q"]
+    assert [h.docid for h in whole[:5]] == ["a:0", "b:0", "c:0", "d:0", "e:0"]
+    assert len({h.score for h in whole[:5]}) == 1 and whole[5].score < whole[0].score  # exactly tied
+    for k in range(1, 6):
+        assert retriever.search([topic], k)["q"] == whole[:k]
