@@ -215,12 +215,12 @@ class SafetyNet(Retriever):
         mention, passage = _minmax(mention_hits), _minmax(passage_hits)
         spans = {h.docid: h for h in mention_hits}
         candidates = set(mention) | set(passage)
-        doc_score: dict[str, float] = {}
+        doc_score = None
         if vectors is not None:
             if sims is None:
                 own = self.index.exclude_doc(topic)
                 sims = vectors.similarities(vectors.query_vector(own, topic.text))
-            sims = np.array(sims)  # a copy: the own document is set to -inf below
+            sims = np.array(sims, dtype=np.float64)  # a copy (the own document is set to -inf below), exact
             if own in vectors.row_of:
                 sims[vectors.row_of[own]] = -np.inf  # the query's own document is never a candidate
             if self.expand_docs:
@@ -228,23 +228,35 @@ class SafetyNet(Retriever):
                 for row in order:
                     if np.isfinite(sims[row]) and sims[row] > 0:
                         candidates.update(vectors.passages_of[vectors.doc_ids[row]])
-            for pid in candidates:
-                row = vectors.row_of.get(self._passage_doc.get(pid))
-                doc_score[pid] = float(sims[row]) if row is not None and np.isfinite(sims[row]) else 0.0
-        scored = []
-        for pid in candidates:
-            score = (1 - pw) * mention.get(pid, 0.0) + pw * passage.get(pid, 0.0)
-            score += self.doc_weight * doc_score.get(pid, 0.0)
-            scored.append((score, pid))
-        scored.sort(key=lambda pair: (-pair[0], pair[1]))
+        pids = sorted(candidates)  # by id: a stable sort by score then breaks ties by id
+        if vectors is not None:
+            passage_row = self._passage_row
+            rows = np.fromiter((passage_row.get(pid, -1) for pid in pids), dtype=np.int64, count=len(pids))
+            doc_score = np.where(rows >= 0, sims[rows], 0.0)  # a passage of no known document scores 0
+            doc_score[~np.isfinite(doc_score)] = 0.0
+        scores = (1 - pw) * np.fromiter((mention.get(pid, 0.0) for pid in pids), dtype=np.float64, count=len(pids))
+        scores += pw * np.fromiter((passage.get(pid, 0.0) for pid in pids), dtype=np.float64, count=len(pids))
+        scores += self.doc_weight * (doc_score if doc_score is not None else np.zeros(len(pids)))
+        if np.isnan(scores).any():  # no order among NaNs for a stable sort to keep: sort as Python does
+            top = [i for _, _, i in sorted((-score, pid, i) for i, (score, pid) in enumerate(
+                zip(scores.tolist(), pids, strict=True)))[:k]]
+        else:
+            top = np.argsort(-scores, kind="stable")[:k].tolist()
         hits = []
-        for score, pid in scored[:k]:
+        for i, score in zip(top, scores[top].tolist(), strict=True):
+            pid = pids[i]
             matched = spans.get(pid)
             hits.append(Hit(docid=pid, score=score, mention_start=matched.mention_start if matched else None,
                             mention_end=matched.mention_end if matched else None,
                             mention_text=matched.mention_text if matched else None,
                             mention_id=matched.mention_id if matched else None))
         return hits
+
+    @cached_property
+    def _passage_row(self) -> dict[str, int]:
+        """Each passage's document row in the document vectors."""
+        row_of = document_vectors(self.index).row_of
+        return {pid: row_of[doc] for pid, doc in self._passage_doc.items() if doc in row_of}
 
     @cached_property
     def _passage_doc(self) -> dict[str, str]:

@@ -79,6 +79,28 @@ def test_document_context_alone_ranks_the_same_story_first(net_index):
     assert none["t1"] == []
 
 
+def test_equal_scores_go_by_passage_id_and_k_cuts_the_whole_ranking(net_index):
+    class Fixed(Retriever):
+        name = "fixed"
+
+        def search(self, topics, k):  # d:0 and c:1 tie at the top, in the opposite order to their ids
+            return {t.qid: [Hit("d:0", 2.0, 17, 23, mention_id="d:0#17-23"), Hit("c:1", 2.0), Hit("c:0", 1.0)]
+                    for t in topics}
+
+    net = SafetyNet(Fixed(), net_index, passage_weight=0.0, doc_weight=0.0, expand_docs=0)
+    whole = net.search([query()], 10)["t1"]
+    assert [(h.docid, h.score, h.mention_id) for h in whole] == [("c:1", 1.0, None), ("d:0", 1.0, "d:0#17-23"),
+                                                                 ("c:0", 0.0, None)]
+    assert net.search([query()], 1)["t1"] == whole[:1]
+    # with document context: each score is the documented sum of Python floats, bit for bit
+    context = SafetyNet(Fixed(), net_index, passage_weight=0.0, doc_weight=0.7, expand_docs=0)
+    vectors = document_vectors(net_index)
+    sims = vectors.similarities(vectors.query_vector("q", query().text))
+    expected = sorted(((1.0 * mm + 0.7 * float(sims[vectors.row_of[pid.split(":")[0]]]), pid)
+                       for pid, mm in (("d:0", 1.0), ("c:1", 1.0), ("c:0", 0.0))), key=lambda p: (-p[0], p[1]))
+    assert [(h.score, h.docid) for h in context.search([query()], 10)["t1"]] == expected
+
+
 def test_mention_spans_are_kept_and_scores_combine_as_documented(net_index):
     class Fixed(Retriever):
         name = "fixed"
