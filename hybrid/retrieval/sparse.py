@@ -36,8 +36,8 @@ DEFAULT_FORMULATION = "sentence"
 BATCH_SIZE = 256
 
 
-def formulate(formulation: str, topic: Topic, record: MentionRecord) -> str:
-    """The query string of one of the single-field formulations."""
+def formulate(formulation: str, topic: Topic, record: MentionRecord | None) -> str:
+    """The query string of one of the single-field formulations (``sentence`` reads no record)."""
     if formulation == "sentence":
         return topic.text
     if formulation == "mention":
@@ -124,7 +124,10 @@ class PassageBM25(Retriever):
         bar = progress_bar(desc=self.name, unit="query", total=len(topics), enabled=self.progress)
         for lo in range(0, len(topics), self.batch_size):
             chunk = topics[lo : lo + self.batch_size]
-            records = {t.qid: self.index.query_record(t) for t in chunk}
+            # The sentence formulation reads the topic's text only, and a topic naming its document is excluded by
+            # it (exclude_doc): such a topic needs no mention record (whose annotation would load the parser).
+            records = {t.qid: self.index.query_record(t) if self.formulation != "sentence" or not t.doc_id else None
+                       for t in chunk}
             queries = [formulate(self.formulation, t, records[t.qid]) for t in chunk]
             results = self.index.passages.batch_search(queries, [t.qid for t in chunk], k=fetch,
                                                        threads=self.threads)

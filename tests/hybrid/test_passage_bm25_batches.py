@@ -34,3 +34,24 @@ def test_batches_give_the_same_run_and_bound_each_java_call(sparse_index, topics
 def test_batch_size_must_be_positive(sparse_index):
     with pytest.raises(ConfigError):
         PassageBM25(sparse_index, batch_size=0)
+
+
+def test_sentence_queries_of_topics_naming_their_document_read_no_mention_record(tiny_index, data_dir):
+    """Query by sentence: a topic that names its document needs no record (no parser is loaded), and its own
+    document is excluded exactly as when its document comes from its passage instead."""
+    import dataclasses
+
+    from indexes.sparse_index import SparseIndex
+
+    index = SparseIndex(tiny_index)  # a fresh one: nothing parsed or cached yet
+    topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=index.passage_text)
+    named = [t for t in topics if t.doc_id]
+    assert named
+    run = PassageBM25(index).search(named, 10)
+    assert "annotator" not in vars(index)
+    by_passage = [dataclasses.replace(t, doc_id=None) for t in named if t.passage_id]
+    assert by_passage
+    other = PassageBM25(SparseIndex(tiny_index)).search(by_passage, 10)
+    for topic in by_passage:
+        assert run[topic.qid] == other[topic.qid]
+        assert not any(h.docid.startswith(f"{index.passage_json(topic.passage_id)['doc_id']}:") for h in run[topic.qid])
