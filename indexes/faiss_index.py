@@ -564,8 +564,7 @@ class DenseIndex:
         """
         if len(rows) == 0:
             return np.zeros(0, dtype=np.float64)
-        vectors = self.faiss.reconstruct_batch(np.ascontiguousarray(rows, dtype=np.int64))
-        return (np.asarray(vectors, dtype=np.float64) * np.asarray(query, dtype=np.float64)[None, :]).sum(axis=1)
+        return _float64_products(self.faiss.reconstruct_batch(np.ascontiguousarray(rows, dtype=np.int64)), query)
 
     @property
     def has_passage_vectors(self) -> bool:
@@ -597,8 +596,8 @@ class DenseIndex:
         """Inner products of one query-sentence vector with passage vectors, in float64 (see exact_scores)."""
         if len(numbers) == 0 or self.passage_vectors is None:
             return np.zeros(0, dtype=np.float64)
-        vectors = self.passage_vectors.reconstruct_batch(np.ascontiguousarray(numbers, dtype=np.int64))
-        return (np.asarray(vectors, dtype=np.float64) * np.asarray(query, dtype=np.float64)[None, :]).sum(axis=1)
+        return _float64_products(self.passage_vectors.reconstruct_batch(np.ascontiguousarray(numbers, dtype=np.int64)),
+                                 query)
 
     def doc_of_passage(self, passage_id: str) -> str | None:
         number = self.passage_number.get(passage_id)
@@ -611,6 +610,13 @@ class DenseIndex:
             return None
         hit = np.nonzero((self.row_passage == number) & (self.rows[:, 1] == start) & (self.rows[:, 2] == end))[0]
         return KIND_NAMES.get(int(self.row_kind[hit[0]])) if len(hit) else None
+
+
+def _float64_products(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Each row's inner product with ``query``, in float64: the float32 rows widened exactly, multiplied, and each
+    row of the products summed by numpy in its fixed order. The ufunc widens the rows as it multiplies (one pass,
+    no float64 copy of them first); the products, and so the sums, are the same bits either way."""
+    return np.multiply(vectors, np.asarray(query, dtype=np.float64)[None, :]).sum(axis=1)
 
 
 # -- FAISS rows -> passages (shared by the dense retriever and the sharded dense search) -------------------
