@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from features.ner import heuristic_entities
 from features.pairs.base import FeatureGroup, PairContext, PairFunction, jaccard
@@ -92,19 +93,28 @@ def collect(labelled: Iterable[tuple[str, str]]) -> Arguments:
     """Keys per class from (phrase, label) pairs (labels of any vocabulary)."""
     keys: dict[str, set[str]] = {c: set() for c in CLASSES}
     for phrase, label in labelled:
-        coarse = coarse_type(None, label)
-        if coarse == "time":
-            keys["time"] |= time_keys(phrase)
-            continue
-        if coarse == "number":
-            keys["number"] |= number_keys(phrase)
-            continue
-        words = word_keys(phrase)
-        if coarse in ("place", "person"):
-            keys[coarse] |= words
-        if coarse in ENTITY_TYPES:
-            keys["entities"] |= words
+        for cls, found in phrase_keys(phrase, label):
+            keys[cls] |= found
     return Arguments({c: frozenset(v) for c, v in keys.items()})
+
+
+@lru_cache(maxsize=65_536)
+def phrase_keys(phrase: str, label: str | None) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The (class, keys) one labelled phrase adds to :func:`collect`'s classes: its times, its numbers, or its words
+    for its own class and for ``entities``. Cached: a document's names and dates recur in every passage, and the same
+    phrases in every document of a topic."""
+    coarse = coarse_type(None, label)
+    if coarse == "time":
+        return (("time", frozenset(time_keys(phrase))),)
+    if coarse == "number":
+        return (("number", frozenset(number_keys(phrase))),)
+    words = frozenset(word_keys(phrase))
+    found = []
+    if coarse in ("place", "person"):
+        found.append((coarse, words))
+    if coarse in ENTITY_TYPES:
+        found.append(("entities", words))
+    return tuple(found)
 
 
 def _heuristic(text: str, skip_words: set[str]) -> list[tuple[str, str]]:

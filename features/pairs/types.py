@@ -16,6 +16,8 @@ annotated sentences are ever judged relevant).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from features.pairs import strings as S
 from features.pairs.base import FeatureGroup, PairContext, PairFunction
 from features.pairs.views import RecordView, memo
@@ -41,8 +43,10 @@ TAG_PREFIXES: tuple[tuple[str, str], ...] = (
 )
 
 
+@lru_cache(maxsize=4096)
 def coarse_type(kind: str | None, tag: str | None) -> str:
-    """Coarse type of a mention from its fine tag (any vocabulary) and kind."""
+    """Coarse type of a mention from its fine tag (any vocabulary) and kind (cached: a pure function of two strings,
+    asked once per argument phrase of every document)."""
     t = (tag or "").upper()
     if t.startswith("AUTO_"):
         t = t[5:]

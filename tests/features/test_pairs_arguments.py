@@ -126,3 +126,18 @@ def test_every_class_and_level_agrees_and_conflicts(cls, level):
     assert value(f"{level}_{cls}_jaccard", q, disagree) == 0.0
     assert value(f"{level}_{cls}_shared", q, disagree) == 0.0
     assert value(f"{level}_{cls}_conflict", q, disagree) == 1.0
+
+
+def test_collect_keys_do_not_leak_between_calls_through_the_phrase_cache():
+    """phrase_keys is cached and collect unions its keys into sets of its own: a phrase seen before (with another
+    label, or beside other phrases) adds exactly its own keys, and each label keeps its own class."""
+    first = A.collect([("Tara Reid", "HUMAN_PART_PER"), ("Reid", "HUMAN_PART_PER"), ("Malibu", "LOC_GEO"),
+                       ("May 5 2009", "TIME_DATE"), ("1,500", "NUMBER")])
+    assert first.get("person") == {"tara", "reid"} and first.get("place") == {"malibu"}
+    assert first.get("entities") == {"tara", "reid", "malibu"}
+    assert first.get("time") == {"m:may", "n:5", "y:2009"} and first.get("number") == {"1500"}
+    again = A.collect([("Reid", "HUMAN_PART_PER"), ("Malibu", "TIME_DATE")])
+    assert again.get("person") == {"reid"} and again.get("entities") == {"reid"}
+    assert again.get("time") == set() and again.get("place") == set()
+    assert A.collect([("Reid", "LOC_GEO")]).get("place") == {"reid"}
+    assert A.collect([]).keys == {c: frozenset() for c in A.CLASSES}
