@@ -8,6 +8,7 @@ the ranker recover when the first stage matched the wrong mention of a relevant 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from features.pairs.base import FeatureGroup, PairContext, dice, jaccard, overlap_coefficient
 from features.pairs.views import RecordView, memo, normalise_phrase
@@ -34,15 +35,18 @@ class MentionStrings:
 
 
 def mention_strings(view: RecordView) -> MentionStrings:
-    def compute() -> MentionStrings:
-        text = view.mention
-        return MentionStrings(
-            phrase=normalise_phrase(text), words=frozenset(token_set(text)), n_words=len(tokens(text)),
-            trigrams=frozenset(char_trigrams(text)), acronyms=frozenset(acronyms(text)), head=head_word(text),
-            pronoun=is_pronoun(text),
-        )
+    return memo(view, "strings", lambda: strings_of(view.mention))
 
-    return memo(view, "strings", compute)
+
+@lru_cache(maxsize=65_536)
+def strings_of(text: str) -> MentionStrings:
+    """The :class:`MentionStrings` of a mention text. Cached (it is immutable, and a function of the text alone):
+    the same mention strings (``it``, ``the company``, a name) recur across the records of every passage."""
+    return MentionStrings(
+        phrase=normalise_phrase(text), words=frozenset(token_set(text)), n_words=len(tokens(text)),
+        trigrams=frozenset(char_trigrams(text)), acronyms=frozenset(acronyms(text)), head=head_word(text),
+        pronoun=is_pronoun(text),
+    )
 
 
 def _same_kind_records(q: RecordView, ctx: PairContext) -> list[RecordView]:
