@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from features.pairs.registry import lookup
+from hybrid.core.gcpause import paused_collector
 from hybrid.core.params import Param
 from hybrid.core.records import Rankings, Topic
 from hybrid.core.stage import Reranker
@@ -40,8 +41,9 @@ def extract_matrix(resources: IndexResources, topics: Sequence[Topic], run: Rank
 
     parts = []
     for lo in range(0, len(topics), chunk):
-        batch = build_batch(resources, topics[lo : lo + chunk], run, depth, progress=False)
-        parts.append(extract(batch, names, options))
+        with paused_collector():  # millions of long-lived acyclic objects: full collections found next to nothing
+            batch = build_batch(resources, topics[lo : lo + chunk], run, depth, progress=False)
+            parts.append(extract(batch, names, options))
         if progress:
             log.info("features: %d/%d queries", min(lo + chunk, len(topics)), len(topics))
     if not parts:
