@@ -24,17 +24,40 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from features.ner import heuristic_entities
-from features.pairs.base import FeatureGroup, PairContext, PairFunction, jaccard
+from features.pairs.base import FeatureGroup, PairBatch, PairContext, PairFunction, jaccard
 from features.pairs.types import coarse_type
 from features.pairs.views import DocumentView, PassageView, RecordView, memo
 from features.strings import PRONOUNS, token_set, tokens
 
-GROUP = FeatureGroup("arguments", "shared/conflicting times, places, people, numbers in the two contexts and documents")
+
+class ArgumentsGroup(FeatureGroup):
+    """The group's features, computed pair by pair from the pair's four :class:`Arguments` (both mention contexts,
+    both documents), each looked up once per pair instead of once per feature; the values are those of the
+    features' own functions (:func:`value`)."""
+
+    def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
+        specs = [_SPECS[n] for n in names]
+        levels = {level for level, _, _ in specs}
+        out = np.empty((len(batch.pairs), len(names)), dtype=np.float32)
+        for i, ctx in enumerate(batch.pairs):
+            sides = {}
+            if "args" in levels:
+                sides["args"] = (record_arguments(ctx.query.record), record_arguments(ctx.candidate))
+            if "docargs" in levels:
+                sides["docargs"] = (document_arguments(ctx.query.doc), document_arguments(ctx.doc))
+            out[i] = [value(cls, how, sides[level][0].get(cls), sides[level][1].get(cls)) for level, cls, how in specs]
+        return out
+
+
+GROUP = ArgumentsGroup("arguments",
+                       "shared/conflicting times, places, people, numbers in the two contexts and documents")
 
 CLASSES = ("time", "place", "person", "number", "entities")
 ENTITY_TYPES = frozenset({"person", "org", "place", "thing", "name", "other"})
@@ -119,12 +142,15 @@ def phrase_keys(phrase: str, label: str | None) -> tuple[tuple[str, frozenset[st
 
 def _heuristic(text: str, skip_words: set[str]) -> list[tuple[str, str]]:
     """Heuristic NER over raw text; spans that overlap the mention's own words are dropped."""
-    out = []
-    for span in heuristic_entities(text):
-        if skip_words and token_set(span.text) & skip_words:
-            continue
-        out.append((span.text, span.label))
-    return out
+    return [(phrase, label) for phrase, label, words in heuristic_spans(text)
+            if not (skip_words and words & skip_words)]
+
+
+@lru_cache(maxsize=16_384)
+def heuristic_spans(text: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
+    """(phrase, label, word set) of every span the heuristic tagger finds in ``text``, in its order. Cached: every
+    mention record of a sentence has that sentence as its context."""
+    return tuple((span.text, span.label, frozenset(token_set(span.text))) for span in heuristic_entities(text))
 
 
 def record_arguments(view: RecordView) -> Arguments:
@@ -171,26 +197,25 @@ def conflict(cls: str, a: frozenset[str], b: frozenset[str]) -> float:
     return 0.0
 
 
+def value(cls: str, how: str, a: frozenset[str], b: frozenset[str]) -> float:
+    """The ``how`` (shared, conflict or jaccard) of one class's keys on the two sides."""
+    if how == "shared":
+        return shared(a, b)
+    if how == "conflict":
+        return conflict(cls, a, b)
+    return jaccard(a, b)
+
+
 def _context_feature(cls: str, how: str) -> PairFunction:
     def fn(q: RecordView, c: RecordView, ctx: PairContext) -> float:
-        a, b = record_arguments(q).get(cls), record_arguments(c).get(cls)
-        if how == "shared":
-            return shared(a, b)
-        if how == "conflict":
-            return conflict(cls, a, b)
-        return jaccard(a, b)
+        return value(cls, how, record_arguments(q).get(cls), record_arguments(c).get(cls))
 
     return fn
 
 
 def _document_feature(cls: str, how: str) -> PairFunction:
     def fn(q: RecordView, c: RecordView, ctx: PairContext) -> float:
-        a, b = document_arguments(ctx.query.doc).get(cls), document_arguments(ctx.doc).get(cls)
-        if how == "shared":
-            return shared(a, b)
-        if how == "conflict":
-            return conflict(cls, a, b)
-        return jaccard(a, b)
+        return value(cls, how, document_arguments(ctx.query.doc).get(cls), document_arguments(ctx.doc).get(cls))
 
     return fn
 
@@ -200,7 +225,11 @@ _DOCS = {
     "conflict": "1 if both {level}s have {cls} arguments and none agree (times: a year/month/weekday differs)",
     "jaccard": "Jaccard overlap of the {cls} keys of the two {level}s",
 }
+#: feature name -> (level: args or docargs, class, how)
+_SPECS: dict[str, tuple[str, str, str]] = {}
 for _cls in CLASSES:
     for _how, _doc in _DOCS.items():
         GROUP.add(f"args_{_cls}_{_how}", _context_feature(_cls, _how), _doc.format(cls=_cls, level="mention context"))
         GROUP.add(f"docargs_{_cls}_{_how}", _document_feature(_cls, _how), _doc.format(cls=_cls, level="document"))
+        _SPECS[f"args_{_cls}_{_how}"] = ("args", _cls, _how)
+        _SPECS[f"docargs_{_cls}_{_how}"] = ("docargs", _cls, _how)

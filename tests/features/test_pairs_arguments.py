@@ -141,3 +141,29 @@ def test_collect_keys_do_not_leak_between_calls_through_the_phrase_cache():
     assert again.get("time") == set() and again.get("place") == set()
     assert A.collect([("Reid", "LOC_GEO")]).get("place") == {"reid"}
     assert A.collect([]).keys == {c: frozenset() for c in A.CLASSES}
+
+
+def test_batch_compute_equals_each_feature_on_every_pair_for_any_subset_and_order():
+    """ArgumentsGroup.compute reads each pair's four Arguments once; its columns are the features' own values,
+    for a subset of one level only, in any order."""
+    import numpy as np
+
+    from features.pairs.base import PairBatch
+
+    q = rec("earthquake", "The earthquake hit Yushu on April 14, 2010, killing 2,700.", [("Yushu", "LOC_GEO")])
+    cands = [rec("quake", "The quake hit Yushu in April 2010.", [("Yushu", "LOC_GEO")], rid="c:0#0"),
+             rec("quake", "A quake hit Sichuan on May 12, 2008, killing 69,000.", rid="d:0#0", kind="entity"),
+             rec("it", "It was condemned by Tara Reid.", rid="e:0#0")]
+    docs = [["Yushu was hit on April 14."], ["It struck Sichuan in 2008."], []]
+    pairs = [standalone_pair(q, c, query_doc=["It struck Yushu on April 14, 2010."], candidate_doc=d)
+             for c, d in zip(cands, docs, strict=True)]
+    batch = PairBatch([p.query for p in pairs], pairs, list(range(len(pairs) + 1)))
+    every = list(A.GROUP.features())
+    for names in (every, every[::-1], [n for n in every if n.startswith("docargs_")][::3],
+                  [n for n in every if n.startswith("args_")][1::4], []):
+        expected = np.array([[A.GROUP.value(n, p.query.record, p.candidate, p) for n in names] for p in pairs],
+                            dtype=np.float32).reshape(len(pairs), len(names))
+        got = A.GROUP.compute(batch, names)
+        assert got.dtype == np.float32 and got.shape == expected.shape
+        assert got.tobytes() == expected.tobytes(), names
+    assert len({tuple(row) for row in A.GROUP.compute(batch, every)}) == 3  # the pairs differ
