@@ -47,8 +47,15 @@ def context_cosine(q: RecordView, c: RecordView, ctx: PairContext) -> float:
 @GROUP.feature
 def document_cosine(q: RecordView, c: RecordView, ctx: PairContext) -> float:
     """TF-IDF cosine between the query's document and the candidate's document."""
-    stats = ctx.query.stats
-    return cosine(document_vector(ctx.query.doc, stats), document_vector(ctx.doc, stats))
+    # Once per (query, candidate document view): a query's candidates share a few documents, and both vectors are
+    # memoised on their views, so the cosine of the same two views is the same float.
+    key = ("document_cosine", id(ctx.doc))  # the pairs of the query's batch keep the view (and its id) alive
+    try:
+        return ctx.query.memo[key]
+    except KeyError:
+        stats = ctx.query.stats
+        value = ctx.query.memo[key] = cosine(document_vector(ctx.query.doc, stats), document_vector(ctx.doc, stats))
+        return value
 
 
 @GROUP.feature

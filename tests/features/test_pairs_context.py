@@ -74,3 +74,26 @@ def test_first_stage_features():
     assert value(F.GROUP, "fs_log_rank", q, c, **kw) == pytest.approx(math.log(4))
     assert value(F.GROUP, "fs_score_ratio", q, c, **kw) == 0.5
     assert value(F.GROUP, "fs_score_gap", q, c, **kw) == 5.0
+
+
+def test_document_cosine_is_remembered_per_query_and_candidate_document_view():
+    """document_cosine is computed once per (query, candidate document view): pairs of one query sharing a document
+    get the cosine of their own documents, and another document view is never answered from the memo."""
+    from dataclasses import replace
+
+    from features.pairs.views import cosine
+
+    q = rec("earthquake", "The earthquake shook Chile on Monday.")
+    near = standalone_pair(q, rec("quake", "A quake shook Chile.", rid="c:0#0"),
+                           candidate_doc=["Chile counted the dead on Monday."], query_doc=BACKGROUND)
+    far = standalone_pair(q, rec("won", "The team won the final.", rid="d:0#0"), candidate_doc=BACKGROUND[:2],
+                          query_doc=BACKGROUND)
+    far = replace(far, query=near.query)  # one query, two candidate documents
+    stats = near.query.stats
+
+    def direct(ctx) -> float:
+        return cosine(X.document_vector(ctx.query.doc, stats), X.document_vector(ctx.doc, stats))
+
+    for ctx in (near, far, near, far):
+        assert X.GROUP.value("document_cosine", ctx.query.record, ctx.candidate, ctx) == direct(ctx)
+    assert direct(near) != direct(far)
