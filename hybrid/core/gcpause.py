@@ -12,7 +12,10 @@ which loads spaCy's pipelines, calls ``gc.enable()`` after every read; none of t
 (2) on leaving, moves every tracked object into the permanent generation (``gc.freeze()``), which later collections
 skip. Reference counting still frees every object that is not in a cycle, frozen or not; what is given up is the
 collection of reference cycles among objects alive at that moment that die later (``gc.unfreeze()`` hands them back
-to the collector). Values computed are the same either way; ``gc.collect()`` collects when asked.
+to the collector; until then even ``gc.collect()`` skips them). Values computed are the same either way. Measured
+cost of that trade: four hybrid-dense-net searches of the same 100 ECB+ dev topics in one process (Python API)
+left nothing for ``gc.collect()`` to find after each, and peak memory grew alike with and without the freeze
+(3.5 -> 5.0 GB and 4.0 -> 5.0 GB: the process's memoised values, not leaked cycles).
 """
 
 from __future__ import annotations
