@@ -65,6 +65,15 @@ def test_a_bom_inside_a_file_is_rejected(tmp_path):
     assert read_topics(path)[0].qid == "q1"
 
 
+def test_a_zero_width_no_break_space_inside_a_line_is_text(tmp_path):
+    # U+FEFF inside a line is a character of the text (ZWNBSP), not a concatenated file's start: a JSON string
+    # written with ensure_ascii=False holds it literally
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "d:0", "text": "a\ufeffb"}\n', encoding="utf-8")
+    (passage,) = read_corpus(path)
+    assert passage.text == "a\ufeffb"
+
+
 def _mention_line(text: str, start: int, end: int) -> str:
     return json.dumps({"id": "d:0", "text": text, "mentions": [{"start": start, "end": end, "kind": "entity"}]})
 

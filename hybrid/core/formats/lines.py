@@ -129,9 +129,8 @@ def iter_lines(path: str | Path, on_error: OnError | None = None, digest: Any = 
                 reason = f"invalid UTF-8 byte 0x{raw[exc.start]:02X} at offset {exc.start} of the line"
                 report(InputError(path, number, reason))
                 continue
-            if BOM in text:
-                where = text.index(BOM)
-                report(InputError(path, number, f"byte-order mark (U+FEFF) at character {where} of the line: only "
+            if text.startswith(BOM):  # where a concatenated file begins; inside a line U+FEFF is text (ZWNBSP)
+                report(InputError(path, number, "byte-order mark (U+FEFF) at character 0 of the line: only "
                                                 "the very start of a file may carry one (were files concatenated?)"))
                 continue
             if text.endswith("\n"):
