@@ -168,3 +168,21 @@ def test_bad_weights_are_refused(net_index):
 
     with pytest.raises(ConfigError):
         SafetyNet(MultiFieldBM25(net_index), net_index, passage_weight=1.5)
+
+
+def test_the_first_stage_runs_with_the_cyclic_collector_paused(net_index):
+    import gc
+
+    seen = []
+
+    class Probe(Retriever):
+        name = "probe"
+
+        def search(self, topics, k):  # the mention-level stage, inside the safety net's search
+            seen.append(gc.get_threshold()[0])
+            return {t.qid: [Hit("c:0", 1.0)] for t in topics}
+
+    before = gc.get_threshold()
+    hits = SafetyNet(Probe(), net_index, passage_weight=0.0, doc_weight=0.0, expand_docs=0).search([query()], 10)
+    assert seen == [0] and gc.get_threshold() == before  # paused inside, the thresholds restored after
+    assert [h.docid for h in hits["t1"]] == ["c:0"]
