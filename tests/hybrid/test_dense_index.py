@@ -237,21 +237,26 @@ LONELY = [
 ]
 
 
-@pytest.fixture(scope="module")
-def lonely_dense(tmp_path_factory, encoder):
-    """A hybrid index with a passage that has no mention record, and its dense index (passage vectors on)."""
+def _indexed_with_dense(tmp_path_factory, encoder, name: str, passages: list[dict]):
+    """A hybrid index of ``passages`` (their own mentions, an empty list kept as annotated) and its dense index."""
     from features.annotate import AnnotationConfig
     from indexes.lucene import IndexConfig, build_index
     from indexes.sparse_index import SparseIndex
 
-    root = tmp_path_factory.mktemp("lonely")
+    root = tmp_path_factory.mktemp(name)
     corpus = root / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps(p) + "\n" for p in LONELY), encoding="utf-8")
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in passages), encoding="utf-8")
     config = AnnotationConfig(annotation="corpus", ner="heuristic", detect="heuristic", empty_means_unannotated=False)
     build_index(IndexConfig(corpus=str(corpus), annotation=config), root / "index", progress=False)
     sparse = SparseIndex(root / "index")
     build_dense_index(sparse, BiEncoder.load(encoder, device="cpu"), root / "dense", progress=False)
     return sparse, root / "dense"
+
+
+@pytest.fixture(scope="module")
+def lonely_dense(tmp_path_factory, encoder):
+    """A hybrid index with a passage that has no mention record, and its dense index (passage vectors on)."""
+    return _indexed_with_dense(tmp_path_factory, encoder, "lonely", LONELY)
 
 
 def test_passage_vectors_are_stored_one_per_passage(dense_dir, old_dense_dir, encoder):
@@ -474,18 +479,7 @@ TWINS = [{"id": f"{d}:0", "doc_id": d, "sent_id": 0, "text": "The earthquake str
 
 @pytest.fixture(scope="module")
 def twins_dense(tmp_path_factory, encoder):
-    from features.annotate import AnnotationConfig
-    from indexes.lucene import IndexConfig, build_index
-    from indexes.sparse_index import SparseIndex
-
-    root = tmp_path_factory.mktemp("twins")
-    corpus = root / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps(p) + "\n" for p in TWINS), encoding="utf-8")
-    config = AnnotationConfig(annotation="corpus", ner="heuristic", detect="heuristic", empty_means_unannotated=False)
-    build_index(IndexConfig(corpus=str(corpus), annotation=config), root / "index", progress=False)
-    build_dense_index(SparseIndex(root / "index"), BiEncoder.load(encoder, device="cpu"), root / "dense",
-                      progress=False)
-    return root / "dense"
+    return _indexed_with_dense(tmp_path_factory, encoder, "twins", TWINS)[1]
 
 
 @pytest.mark.parametrize("options", [{"passage_weight": 0}, {"combine": "sum"}, {"combine": "max"}])
