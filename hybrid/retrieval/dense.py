@@ -36,6 +36,7 @@ import numpy as np
 from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.params import DENSE_BATCH_SIZE, DENSE_COMBINE, DENSE_COMBINES, DENSE_OVERFETCH, DENSE_PASSAGE_WEIGHT
 from hybrid.core.progress import progress as progress_bar
+from hybrid.core.ranking import top_k
 from hybrid.core.records import KIND_CODES, Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
 from indexes.faiss_index import DenseIndex, best_mention_of_passages, best_mention_per_passage
@@ -180,17 +181,11 @@ class DenseRetriever(Retriever):
         else:  # the best mention when it gives the score (ties: the mention), else the passage vector
             spans = has & (mention >= plain)
             scores = np.where(spans, mention, plain)
-        # only candidates scoring at least the k-th best can be in the top k (those tied with it go by passage id)
-        keep = np.arange(len(scores))
-        if len(scores) > k and np.isfinite(scores).all():
-            keep = np.nonzero(scores >= -np.partition(-scores, k - 1)[k - 1])[0]
-        ids = index.passage_ids
-        scored = sorted(((-score, ids[numbers[i]], i) for i, score in zip(keep.tolist(), scores[keep].tolist(),
-                                                                          strict=True)))
+        ids, values = index.passage_ids, scores.tolist()
         hits = []
-        for negative, pid, i in scored[:k]:
+        for i in top_k(scores, lambda i: ids[numbers[i]], k):
             span = (bests[i][1], bests[i][2]) if spans[i] else (-1, -1)
-            hits.append(_hit(pid, -negative, *span))
+            hits.append(_hit(ids[numbers[i]], values[i], *span))
         return hits
 
 

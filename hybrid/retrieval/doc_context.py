@@ -32,6 +32,7 @@ import numpy as np
 from hybrid.core.errors import ConfigError
 from hybrid.core.gcpause import paused_collector
 from hybrid.core.params import BM25_B, BM25_K1
+from hybrid.core.ranking import top_k
 from hybrid.core.records import Hit, Rankings, Topic
 from hybrid.core.stage import Retriever
 from hybrid.retrieval.sparse import PassageBM25
@@ -235,7 +236,7 @@ class SafetyNet(Retriever):
                 for row in order:
                     if np.isfinite(sims[row]) and sims[row] > 0:
                         candidates.update(vectors.passages_of[vectors.doc_ids[row]])
-        pids = sorted(candidates)  # by id: a stable sort by score then breaks ties by id
+        pids = sorted(candidates)
         if vectors is not None:
             passage_row = self._passage_row
             rows = np.fromiter((passage_row.get(pid, -1) for pid in pids), dtype=np.int64, count=len(pids))
@@ -244,11 +245,7 @@ class SafetyNet(Retriever):
         scores = (1 - pw) * np.fromiter((mention.get(pid, 0.0) for pid in pids), dtype=np.float64, count=len(pids))
         scores += pw * np.fromiter((passage.get(pid, 0.0) for pid in pids), dtype=np.float64, count=len(pids))
         scores += self.doc_weight * (doc_score if doc_score is not None else np.zeros(len(pids)))
-        if np.isnan(scores).any():  # no order among NaNs for a stable sort to keep: sort as Python does
-            top = [i for _, _, i in sorted((-score, pid, i) for i, (score, pid) in enumerate(
-                zip(scores.tolist(), pids, strict=True)))[:k]]
-        else:
-            top = np.argsort(-scores, kind="stable")[:k].tolist()
+        top = top_k(scores, pids.__getitem__, k)
         hits = []
         for i, score in zip(top, scores[top].tolist(), strict=True):
             pid = pids[i]
