@@ -250,18 +250,14 @@ QUERY_SOURCES = ("mention", "chain", "ner", "context", "sentence", "trigrams", "
 
 
 def query_source_text(source: str, topic: Topic, record: MentionRecord) -> str:
-    if source == "mention":
-        return record.mention
-    if source == "chain":
-        return " ; ".join(record.coref)
-    if source == "ner":
-        return " ; ".join(record.ner)
+    """The text a query sends for ``source``: the record's field of that name (``chain`` is its ``coref``
+    field), except that ``context`` falls back to the topic's sentence and ``sentence`` is that sentence."""
     if source == "context":
         return record.context or topic.text
     if source == "sentence":
         return topic.text
-    if source in ("trigrams", "acronym", "type"):
-        return record.field_text(source)
+    if source in QUERY_SOURCES:
+        return record.field_text("coref" if source == "chain" else source)
     raise ConfigError(None, None, f"unknown query source {source!r}; sources are {QUERY_SOURCES}")
 
 
