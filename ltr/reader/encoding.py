@@ -11,8 +11,10 @@ windows (``stride`` = tokens shared by consecutive windows, as in HF's QA pipeli
 separate model input for the same pair. Every passage token keeps its character offsets into the
 original passage text, so a predicted token span maps back to exact characters of the passage.
 
-Tokenisation goes through the HF *fast* tokenizer's pair API (``truncation="only_second"`` with
-overflowing windows), which works for any local checkpoint, whatever its special-token template.
+Pairs are encoded from pre-tokenised pieces (:class:`PairEncoder`): the HF *fast* tokenizer tokenises each
+distinct query side and each distinct passage once, and every window is assembled from their token ids
+with the tokenizer's own pair template (read from one probe pair, so any local checkpoint works, whatever
+its special tokens), windowed as its pair API (``truncation="only_second"`` with overflowing windows) would.
 """
 
 from __future__ import annotations
@@ -127,21 +129,6 @@ def cut_tokens(tokenizer, text: str, max_tokens: int) -> str:
     return text[: enc["offset_mapping"][max_tokens - 1][1]] if max_tokens > 0 else ""
 
 
-def first_segment(tokenizer, topic: Topic, config: EncodingConfig, context: tuple[str, str] | None = None) -> str:
-    """The query side of an input: the marked query, then (with document context) the lead of the query's
-    document and the lead of the candidate's, each cut to ``context_tokens`` and separated by the
-    tokenizer's separator. The passage side stays the passage alone, so span prediction never sees a lead."""
-    query = query_string(tokenizer, topic, config.max_query_tokens)
-    if not config.uses_context:
-        return query
-    if context is None:
-        raise ConfigError(None, None, "this reader was trained with document context: give each pair the leads of "
-                                      "the query's and the candidate's documents (ltr.reader.context.LeadContext)")
-    sep = f" {tokenizer.sep_token} " if tokenizer.sep_token else " | "
-    query_lead, passage_lead = (cut_tokens(tokenizer, " ".join(c.split()), config.context_tokens) for c in context)
-    return f"{query}{sep}{query_lead}{sep}{passage_lead}"
-
-
 def token_span(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[int, int] | None:
     """Indices (first, last) of the tokens covering chars [start, end), or None if not fully covered."""
     inside = [k for k, (a, b) in enumerate(offsets) if b > start and a < end and b > a]
@@ -150,42 +137,141 @@ def token_span(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[in
     return inside[0], inside[-1]
 
 
+class PairEncoder:
+    """Windows of (query, passage) pairs assembled from pre-tokenised pieces.
+
+    The tokenizer's pair call tokenises each side of a pair alone, then adds the template's special tokens
+    and cuts the second side into overflowing windows. This encoder does the same from pieces it tokenises
+    once: each distinct query side (the marked query, cut by :func:`query_string`; with document context,
+    followed by the two leads cut by :func:`cut_tokens`, separated by the tokenizer's separator) and each
+    distinct passage text (one batched call, with character offsets). Windows are then slices of token ids:
+    the same ids, token types, offsets and windows as the pair call (tests/ltr/test_reader_encoding.py
+    compares them), with no per-pair tokenisation. Pieces are kept for the encoder's life (one
+    :func:`ltr.reader.infer.score_pairs` call), so a passage shared by many queries is tokenised once.
+
+    The stride is clamped as before: to half the passage room the *longest* query side of the pairs given
+    to one :meth:`encode` call leaves (``stride < room`` is what the tokenizer's windowing requires).
+    """
+
+    def __init__(self, tokenizer, config: EncodingConfig):
+        self.tokenizer, self.config = tokenizer, config
+        self.open_id, self.close_id = marker_ids(tokenizer)
+        probe = tokenizer("x", "y")
+        sequence = probe.sequence_ids(0)
+        ids = probe["input_ids"]
+        first = [p for p, s in enumerate(sequence) if s == 0]
+        second = [p for p, s in enumerate(sequence) if s == 1]
+        self._prefix = ids[: first[0]]
+        self._middle = ids[first[-1] + 1 : second[0]]
+        self._suffix = ids[second[-1] + 1 :]
+        self._specials = len(self._prefix) + len(self._middle) + len(self._suffix)
+        types = probe.get("token_type_ids")
+        # Token types of the template's parts (each side of a pair has one type): prefix, first side, middle,
+        # second side, suffix.
+        self._types = None if types is None else (
+            types[: first[0]], types[first[0]], types[first[-1] + 1 : second[0]], types[second[0]],
+            types[second[-1] + 1 :])
+        self._sep = f" {tokenizer.sep_token} " if tokenizer.sep_token else " | "
+        self._queries: dict[tuple[str, tuple[str, str] | None], tuple[list[int], int, int]] = {}
+        self._leads: dict[str, str] = {}
+        self._passages: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
+
+    def _segment(self, topic: Topic, context: tuple[str, str] | None) -> str:
+        """The query side of an input: the marked query, then (with document context) the lead of the query's
+        document and the lead of the candidate's, each cut to ``context_tokens``. The passage side stays the
+        passage alone, so span prediction never sees a lead."""
+        query = query_string(self.tokenizer, topic, self.config.max_query_tokens)
+        if not self.config.uses_context:
+            return query
+        if context is None:
+            raise ConfigError(None, None, "this reader was trained with document context: give each pair the leads "
+                                          "of the query's and the candidate's documents "
+                                          "(ltr.reader.context.LeadContext)")
+        leads = []
+        for lead in context:
+            if lead not in self._leads:
+                self._leads[lead] = cut_tokens(self.tokenizer, " ".join(lead.split()), self.config.context_tokens)
+            leads.append(self._leads[lead])
+        return f"{query}{self._sep}{leads[0]}{self._sep}{leads[1]}"
+
+    def _tokenise(self, topics: list[Topic], passages: list[str],
+                  contexts: list[tuple[str, str]] | None) -> list[tuple[str, tuple[str, str] | None]]:
+        """Tokenise the query sides and passages not seen yet (one batched call each); the pairs' query keys."""
+        keys = []
+        segments: dict[tuple[str, tuple[str, str] | None], str] = {}
+        for i, topic in enumerate(topics):
+            context = contexts[i] if self.config.uses_context and contexts is not None else None
+            key = (topic.marked(MARK_OPEN, MARK_CLOSE), context)
+            if key not in self._queries and key not in segments:
+                segments[key] = self._segment(topic, context)
+            keys.append(key)
+        if segments:
+            encoded = self.tokenizer(list(segments.values()), add_special_tokens=False)["input_ids"]
+            for key, ids in zip(segments, encoded, strict=True):
+                q_open = ids.index(self.open_id)
+                q_close = ids.index(self.close_id, q_open + 1)
+                self._queries[key] = (ids, q_open, q_close)
+        new = list(dict.fromkeys(p for p in passages if p not in self._passages))
+        if new:
+            encoded = self.tokenizer(new, add_special_tokens=False, return_offsets_mapping=True)
+            for text, ids, offsets in zip(new, encoded["input_ids"], encoded["offset_mapping"], strict=True):
+                self._passages[text] = (ids, [tuple(o) for o in offsets])
+        return keys
+
+    def encode(self, topics: list[Topic], passages: list[str], gold: list[tuple[int, int] | None] | None = None,
+               contexts: list[tuple[str, str]] | None = None) -> list[Window]:
+        """Windows for pairs (topics[i], passages[i]), in pair order (a pair's windows in passage order);
+        ``gold[i]`` = char span of the gold mention in passages[i]; ``contexts[i]`` = (lead of the query's
+        document, lead of passages[i]'s), needed when ``config.uses_context``."""
+        if len(topics) != len(passages) or any(x is not None and len(x) != len(passages) for x in (gold, contexts)):
+            raise ValueError("topics, passages (and gold, contexts) must have the same length")
+        if not topics:
+            return []
+        if self.config.uses_context and contexts is None:
+            raise ConfigError(None, None, "this reader was trained with document context: give each pair the leads "
+                                          "of the query's and the candidate's documents "
+                                          "(ltr.reader.context.LeadContext)")
+        keys = self._tokenise(topics, passages, contexts)
+        max_length = self.config.max_length
+        longest_query = max(len(self._queries[key][0]) for key in set(keys))
+        stride = min(self.config.stride, max((max_length - longest_query - self._specials) // 2, 0))
+        prefix, middle, suffix = self._prefix, self._middle, self._suffix
+        windows: list[Window] = []
+        for pair, key in enumerate(keys):
+            query, q_open, q_close = self._queries[key]
+            ids, offsets = self._passages[passages[pair]]
+            head = prefix + query + middle
+            room = max_length - len(head) - len(suffix)
+            n = len(ids)
+            if n > room and room <= stride:
+                raise ConfigError(None, None, f"a query side of {len(query)} tokens leaves {room} passage tokens "
+                                              f"in max_length {max_length}")
+            for start in range(0, max(n, 1), max(room - stride, 1)):
+                stop = min(start + room, n)
+                window = Window(pair=pair, input_ids=head + ids[start:stop] + suffix, token_type_ids=None,
+                                passage_positions=list(range(len(head), len(head) + stop - start)),
+                                offsets=offsets[start:stop], query_open=len(prefix) + q_open,
+                                query_close=len(prefix) + q_close)
+                if self._types is not None:
+                    t_prefix, t_query, t_middle, t_passage, t_suffix = self._types
+                    window.token_type_ids = (t_prefix + [t_query] * len(query) + t_middle
+                                             + [t_passage] * (stop - start) + t_suffix)
+                if gold is not None and gold[pair] is not None:
+                    found = token_span(window.offsets, *gold[pair])
+                    if found is not None:
+                        window.gold_start = window.passage_positions[found[0]]
+                        window.gold_end = window.passage_positions[found[1]]
+                windows.append(window)
+                if stop == n:
+                    break
+        return windows
+
+
 def encode_pairs(tokenizer, topics: list[Topic], passages: list[str], config: EncodingConfig,
                  gold: list[tuple[int, int] | None] | None = None,
                  contexts: list[tuple[str, str]] | None = None) -> list[Window]:
-    """Windows for pairs (topics[i], passages[i]); ``gold[i]`` = char span of the gold mention in passages[i];
-    ``contexts[i]`` = (lead of the query's document, lead of passages[i]'s), needed when ``config.uses_context``."""
-    if len(topics) != len(passages) or any(x is not None and len(x) != len(passages) for x in (gold, contexts)):
-        raise ValueError("topics, passages (and gold, contexts) must have the same length")
-    if not topics:
-        return []
-    open_id, close_id = marker_ids(tokenizer)
-    queries = [first_segment(tokenizer, t, config, contexts[i] if contexts is not None else None)
-               for i, t in enumerate(topics)]
-    longest_query = max(len(tokenizer(q, add_special_tokens=False)["input_ids"]) for q in queries)
-    room = config.max_length - longest_query - tokenizer.num_special_tokens_to_add(pair=True)
-    stride = min(config.stride, max(room // 2, 0))
-    enc = tokenizer(queries, passages, truncation="only_second", max_length=config.max_length, stride=stride,
-                    return_overflowing_tokens=True, return_offsets_mapping=True)
-    windows: list[Window] = []
-    for w in range(len(enc["input_ids"])):
-        pair = enc["overflow_to_sample_mapping"][w]
-        ids = enc["input_ids"][w]
-        seq = enc.sequence_ids(w)
-        query_pos = [p for p, s in enumerate(seq) if s == 0]
-        passage_pos = [p for p, s in enumerate(seq) if s == 1]
-        q_open = next(p for p in query_pos if ids[p] == open_id)
-        q_close = next(p for p in query_pos if ids[p] == close_id and p > q_open)
-        offsets = [tuple(enc["offset_mapping"][w][p]) for p in passage_pos]
-        window = Window(pair=pair, input_ids=list(ids),
-                        token_type_ids=list(enc["token_type_ids"][w]) if "token_type_ids" in enc else None,
-                        passage_positions=passage_pos, offsets=offsets, query_open=q_open, query_close=q_close)
-        if gold is not None and gold[pair] is not None:
-            found = token_span(offsets, *gold[pair])
-            if found is not None:
-                window.gold_start, window.gold_end = passage_pos[found[0]], passage_pos[found[1]]
-        windows.append(window)
-    return windows
+    """Windows for pairs (topics[i], passages[i]) (see :meth:`PairEncoder.encode`)."""
+    return PairEncoder(tokenizer, config).encode(topics, passages, gold, contexts)
 
 
 def collate(windows: list[Window], pad_id: int) -> dict[str, torch.Tensor]:

@@ -28,7 +28,7 @@ from hybrid.core.records import Hit, Rankings, Topic
 from hybrid.core.stage import tail_below
 from ltr.reader.context import LeadContext
 from ltr.reader.decoding import masked_log_softmax
-from ltr.reader.encoding import collate, encode_pairs, token_span
+from ltr.reader.encoding import PairEncoder, collate, token_span
 from ltr.reader.store import Reader
 
 
@@ -91,10 +91,11 @@ def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str]
     reader.model.eval()
     device = reader.device
     bar = progress_bar(desc="reader", unit="pair", total=n, enabled=progress)
+    encoder = PairEncoder(reader.tokenizer, reader.encoding)  # each query side and passage tokenised once a call
     for lo in range(0, n, chunk_pairs):
         hi = min(n, lo + chunk_pairs)
-        windows = encode_pairs(reader.tokenizer, list(topics[lo:hi]), list(passages[lo:hi]), reader.encoding,
-                               contexts=list(contexts[lo:hi]) if contexts is not None else None)
+        windows = encoder.encode(list(topics[lo:hi]), list(passages[lo:hi]),
+                                 contexts=list(contexts[lo:hi]) if contexts is not None else None)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].input_ids))
         for b in range(0, len(order), batch_size):
             chunk = [windows[i] for i in order[b : b + batch_size]]

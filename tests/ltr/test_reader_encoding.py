@@ -10,8 +10,11 @@ from hybrid.core.errors import ConfigError
 from hybrid.core.records import Topic
 from ltr.reader.encoding import (
     EncodingConfig,
+    PairEncoder,
+    Window,
     add_marker_tokens,
     collate,
+    cut_tokens,
     encode_pairs,
     marker_ids,
     query_string,
@@ -135,3 +138,137 @@ def test_bad_config_is_rejected():
         EncodingConfig(max_length=40, max_query_tokens=64)
     with pytest.raises(ConfigError):
         EncodingConfig(max_span_tokens=0)
+
+
+# The reference windows: the tokenizer's pair call with overflowing windows (how encode_pairs built them before
+# it assembled windows from pre-tokenised pieces), on the same query sides.
+def pair_call_windows(tokenizer, topics, passages, config, gold=None, contexts=None):
+    open_id, close_id = marker_ids(tokenizer)
+    sep = f" {tokenizer.sep_token} " if tokenizer.sep_token else " | "
+    queries = []
+    for i, topic in enumerate(topics):
+        query = query_string(tokenizer, topic, config.max_query_tokens)
+        if config.uses_context:
+            leads = [cut_tokens(tokenizer, " ".join(c.split()), config.context_tokens) for c in contexts[i]]
+            query = f"{query}{sep}{leads[0]}{sep}{leads[1]}"
+        queries.append(query)
+    longest_query = max(len(tokenizer(q, add_special_tokens=False)["input_ids"]) for q in queries)
+    room = config.max_length - longest_query - tokenizer.num_special_tokens_to_add(pair=True)
+    stride = min(config.stride, max(room // 2, 0))
+    enc = tokenizer(queries, passages, truncation="only_second", max_length=config.max_length, stride=stride,
+                    return_overflowing_tokens=True, return_offsets_mapping=True)
+    windows = []
+    for w in range(len(enc["input_ids"])):
+        pair = enc["overflow_to_sample_mapping"][w]
+        ids = enc["input_ids"][w]
+        seq = enc.sequence_ids(w)
+        query_pos = [p for p, s in enumerate(seq) if s == 0]
+        passage_pos = [p for p, s in enumerate(seq) if s == 1]
+        q_open = next(p for p in query_pos if ids[p] == open_id)
+        q_close = next(p for p in query_pos if ids[p] == close_id and p > q_open)
+        offsets = [tuple(enc["offset_mapping"][w][p]) for p in passage_pos]
+        window = Window(pair=pair, input_ids=list(ids),
+                        token_type_ids=list(enc["token_type_ids"][w]) if "token_type_ids" in enc else None,
+                        passage_positions=passage_pos, offsets=offsets, query_open=q_open, query_close=q_close)
+        if gold is not None and gold[pair] is not None:
+            found = token_span(offsets, *gold[pair])
+            if found is not None:
+                window.gold_start, window.gold_end = passage_pos[found[0]], passage_pos[found[1]]
+        windows.append(window)
+    return windows
+
+
+def other_template(tiny_bert, with_types: bool):
+    """The tiny BERT's vocabulary behind a RoBERTa-like pair template (two separators between the sides,
+    token types per part), with or without token type ids."""
+    from tokenizers.processors import TemplateProcessing
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    bert = AutoTokenizer.from_pretrained(tiny_bert)
+    backend = bert.backend_tokenizer
+    cls, sep = bert.cls_token_id, bert.sep_token_id
+    backend.post_processor = TemplateProcessing(single="[CLS] $A [SEP]",
+                                                pair="[CLS]:0 $A:0 [SEP]:0 [SEP]:1 $B:1 [SEP]:2",
+                                                special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    names = ["input_ids", "token_type_ids", "attention_mask"] if with_types else ["input_ids", "attention_mask"]
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, model_input_names=names, cls_token="[CLS]",
+                                  sep_token="[SEP]", pad_token="[PAD]", unk_token="[UNK]")
+    add_marker_tokens(tok)
+    return tok
+
+
+UNICODE = ["Zürich", "東京", "café", "cafe\u0301", "naïve", "🙂", "Ελλάδα", "—", "x\u00a0y", "İstanbul", "ﬁle", "'s"]
+
+
+@st.composite
+def pair_sets(draw):
+    """Pairs of several queries and shared passages: short and long passages (several windows), unicode, golds at
+    the passage's edges, mentions at the query's edges."""
+    vocabulary = WORDS + UNICODE
+    topics_ = []
+    for _ in range(draw(st.integers(1, 4))):
+        words = draw(st.lists(st.sampled_from(vocabulary), min_size=1, max_size=50))
+        i = draw(st.sampled_from([0, len(words) - 1, draw(st.integers(0, len(words) - 1))]))
+        j = draw(st.integers(i, min(len(words) - 1, i + draw(st.integers(0, 12)))))
+        before = " ".join(words[:i])
+        start = len(before) + (1 if before else 0)
+        mention = " ".join(words[i : j + 1])
+        topics_.append(Topic(qid="q", text=" ".join(words), start=start, end=start + len(mention)))
+    texts = [" ".join(draw(st.lists(st.sampled_from(vocabulary), min_size=0, max_size=draw(st.sampled_from([8, 120])))))
+             for _ in range(draw(st.integers(1, 4)))]
+    n = draw(st.integers(1, 12))
+    pairs = [(draw(st.sampled_from(topics_)), draw(st.sampled_from(texts))) for _ in range(n)]
+    gold = []
+    for _, text in pairs:
+        if not text or draw(st.booleans()):
+            gold.append(None)
+            continue
+        a = draw(st.sampled_from([0, draw(st.integers(0, len(text) - 1))]))
+        b = draw(st.sampled_from([len(text), draw(st.integers(a + 1, len(text)))]))
+        gold.append((a, b))
+    leads = [" ".join(draw(st.lists(st.sampled_from(vocabulary), max_size=20))) for _ in range(3)]
+    contexts = [(draw(st.sampled_from(leads)), draw(st.sampled_from(leads))) for _ in pairs]
+    return [t for t, _ in pairs], [p for _, p in pairs], gold, contexts
+
+
+@pytest.fixture(scope="module")
+def tokenizers_(tokenizer, tiny_bert):
+    return [tokenizer, other_template(tiny_bert, True), other_template(tiny_bert, False)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pairs=pair_sets(), which=st.integers(0, 2), spare=st.integers(0, 40), stride=st.integers(0, 40),
+       max_query=st.integers(3, 24), context_tokens=st.sampled_from([0, 0, 5]))
+def test_pieces_give_the_pair_calls_windows(tokenizers_, pairs, which, spare, stride, max_query, context_tokens):
+    tokenizer = tokenizers_[which]
+    topics_, passages, gold, contexts = pairs
+    config = EncodingConfig(max_length=max_query + 2 * (context_tokens + 1) + 8 + spare, max_query_tokens=max_query,
+                            stride=stride, context_tokens=context_tokens)
+    expected = pair_call_windows(tokenizer, topics_, passages, config, gold, contexts)
+    assert encode_pairs(tokenizer, topics_, passages, config, gold, contexts) == expected
+    # One encoder over several calls reuses its pieces and gives each call the same windows.
+    encoder = PairEncoder(tokenizer, config)
+    assert encoder.encode(topics_, passages, gold, contexts) == expected
+    half = len(topics_) // 2
+    assert encoder.encode(topics_[half:], passages[half:], gold[half:], contexts[half:]) == pair_call_windows(
+        tokenizer, topics_[half:], passages[half:], config, gold[half:], contexts[half:])
+
+
+def test_pieces_give_the_pair_calls_windows_on_the_sample(tokenizer):
+    """Every sample topic against sample passages (ECB+-like news sentences), default config, then a short one
+    that splits most passages into windows."""
+    import json
+
+    from hybrid.core.formats.topics import read_topics
+    from hybrid.sample import sample_paths
+
+    paths = sample_paths()
+    rows = [json.loads(line) for line in paths.corpus.read_text(encoding="utf-8").splitlines()]
+    topics_ = read_topics(paths.topics)
+    pairs = [(topics_[i % len(topics_)], rows[(7 * i) % len(rows)]) for i in range(600)]
+    texts = [row["text"] for _, row in pairs]
+    gold = [(m["start"], m["end"]) if (m := (row.get("mentions") or [None])[0]) else None for _, row in pairs]
+    for config in (EncodingConfig(), EncodingConfig(max_length=48, max_query_tokens=16, stride=10)):
+        expected = pair_call_windows(tokenizer, [t for t, _ in pairs], texts, config, gold)
+        assert encode_pairs(tokenizer, [t for t, _ in pairs], texts, config, gold) == expected
+        assert sum(w.gold_start >= 0 for w in expected) > 100
