@@ -47,6 +47,7 @@ from features.units import Unit
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
 from hybrid.core.outputs import Kind
+from hybrid.core.precision import PRECISIONS
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import file_sha256, produced_by
 from hybrid.core.records import Topic
@@ -54,9 +55,6 @@ from hybrid.core.records import Topic
 log = logging.getLogger(__name__)
 
 OPEN, CLOSE = "<m>", "</m>"
-#: Inference precisions (:attr:`BiEncoder.precision`): fp32 (exact, the default), or bf16 / fp16 autocast,
-#: which pay off on a GPU (tensor cores); training always runs in fp32.
-PRECISIONS = ("fp32", "bf16", "fp16")
 POOLINGS = ("span", "cls", "mean", "span+cls", "span+mean")
 ENCODER_CONFIG = "hybrid-encoder.json"
 #: A saved bi-encoder folder, for the output policy (hybrid.core.outputs): ``--overwrite`` replaces only this.
@@ -366,7 +364,10 @@ class BiEncoder:
 
     def artifact_record(self) -> dict[str, Any]:
         """What a run's meta records of this encoder (see :func:`hybrid.core.provenance.used_artifacts`)."""
-        return {"kind": "encoder", "path": self.source, "fingerprint": self._fingerprint}
+        record = {"kind": "encoder", "path": self.source, "fingerprint": self._fingerprint}
+        if self.precision != "fp32":  # an fp32 run's record stays as it always was
+            record["precision"] = self.precision
+        return record
 
     def describe(self) -> dict[str, Any]:
         return {"path": self.source, "fingerprint": self.fingerprint, "config": asdict(self.config), "dim": self.dim}

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 
 from hybrid.core.errors import ConfigError, IndexMissingError, InputError
+from hybrid.core.precision import PRECISIONS
 
 
 def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
@@ -109,6 +110,14 @@ def make_parser(prog: str, doc: str | None, epilog: bool = False, **kwargs) -> a
 def add_quiet(p: argparse.ArgumentParser, help: str = "no progress bars") -> None:
     """The one ``--quiet`` every command takes (progress bars off: :func:`hybrid.core.progress.progress`)."""
     p.add_argument("--quiet", action="store_true", help=help)
+
+
+def add_precision(p: argparse.ArgumentParser, what: str) -> None:
+    """The one ``--precision`` of commands that run an encoder (see :mod:`hybrid.core.precision`)."""
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32",
+                   help=f"inference precision of {what}: fp32 (exact, the default), or bf16 / fp16 autocast, about "
+                        "2x faster on a GPU and on CPUs with native bf16 (AVX512-BF16, AMX), slower on other CPUs; "
+                        "vectors move by ~1e-3 (BENCHMARKS.md: what it does to retrieval)")
 
 
 def add_significance(p: argparse.ArgumentParser) -> None:

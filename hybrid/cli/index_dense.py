@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli.common import add_quiet, make_parser, positive_int, run_cli, unit_float
+from hybrid.cli.common import add_precision, add_quiet, make_parser, positive_int, run_cli, unit_float
 from hybrid.core.errors import InputError
 from hybrid.core.outputs import Input, Output, Writes
 from hybrid.core.provenance import METADATA
@@ -32,7 +32,7 @@ from indexes.shards import open_one_index
 
 
 def parser() -> argparse.ArgumentParser:
-    from features.encoder import POOLINGS, PRECISIONS  # deferred: importing it loads numpy, torch
+    from features.encoder import POOLINGS  # deferred: importing it loads numpy, torch
 
     p = make_parser("python -m hybrid.index_dense", __doc__, epilog=True)
     p.add_argument("--index", required=True, help="hybrid index directory (built by python -m hybrid.index);"
@@ -50,9 +50,7 @@ def parser() -> argparse.ArgumentParser:
                    help="do not store the unmarked mean-pooled vector of every passage (passages.faiss)")
     p.add_argument("--limit", type=positive_int, help="encode the first N passages only (smoke tests)")
     p.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
-    p.add_argument("--precision", choices=PRECISIONS, default="fp32",
-                   help="inference precision: bf16 / fp16 autocast pays off on a GPU with tensor cores (vectors "
-                        "change by ~1e-2); on a CPU without bf16 instructions it is slower than fp32")
+    add_precision(p, "the passage encoder")
     p.add_argument("--threads", type=positive_int, help="torch CPU threads")
     p.add_argument("--overwrite", action="store_true")
     add_quiet(p)

@@ -33,6 +33,7 @@ from typing import Any
 
 from hybrid.api import fill_mentions
 from hybrid.cli.common import (
+    add_precision,
     add_quiet,
     format_table,
     make_parser,
@@ -144,6 +145,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dense-index", help="dense/fused: FAISS index directory (default: <index>/dense; a sharded "
                                          "index uses its shards' dense parts)")
     p.add_argument("--device", help="dense/fused: torch device (default: cuda when available, else cpu)")
+    add_precision(p, "dense/fused: the query encoder")
     p.add_argument("--fuse", default="multifield,dense",
                    help=f"fused: the models to fuse, comma separated, from {', '.join(COMPONENTS)}")
     for option in SYSTEM_OPTIONS:
@@ -229,8 +231,8 @@ def fused_names(args: argparse.Namespace) -> list[str]:
 def build_system_of(args: argparse.Namespace, index) -> Stage:
     """The stage the command runs, built through the recipe registry: ``--recipe``, or ``--model`` as a system
     table (the same builders, parameters and sharding rules as every recipe)."""
-    context = Context(index=index, hits=args.hits, threads=args.threads, progress=not args.quiet,
-                      device=args.device, artifacts=Path(args.artifacts) if args.artifacts else None)
+    context = Context(index=index, hits=args.hits, threads=args.threads, progress=not args.quiet, device=args.device,
+                      precision=args.precision, artifacts=Path(args.artifacts) if args.artifacts else None)
     if args.recipe:
         recipe = load_recipe(args.recipe)
         missing = search_plan(recipe, getattr(index, "path", ""), context.artifacts)

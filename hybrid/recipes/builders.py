@@ -304,7 +304,8 @@ def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
     if encoder is not None and not context.plain_paths:
         encoder = artifact_path(encoder, "encoder", "encoder", context, source)
     options = {"same_kind": system["same_kind"], "k": context.hits, "progress": context.progress,
-               "device": context.device, "overfetch": system["overfetch"], "batch_size": system["batch_size"]}
+               "device": context.device, "precision": context.precision, "overfetch": system["overfetch"],
+               "batch_size": system["batch_size"]}
     if system["index"] is None and isinstance(context.index, ShardedIndex):  # the shards' own dense parts
         if system["passage_weight"] != DENSE_PASSAGE_WEIGHT or system["combine"] != DENSE_COMBINE:
             raise source.error("passage_weight", "a sharded index's dense parts are searched by mention vectors "

@@ -366,6 +366,34 @@ def test_search_cli_dense_passage_weight(tmp_path, tiny_index, dense_dir, old_de
     assert runs["new"] and all(0 < len(hits) <= 5 for hits in runs["new"].values())
 
 
+def test_search_cli_precision_encodes_queries_in_it_and_records_it(tmp_path, tiny_index, dense_dir, data_dir):
+    """--precision reaches the query encoder: bf16 moves the scores (by less than the encoder's half-precision
+    bound), the run's meta records it with the encoder, and fp32 (the default) is the search without the flag."""
+    from hybrid.cli.search import main as search_main
+    from hybrid.core.formats.runs import read_run
+
+    topics = str(data_dir / "tiny_topics.jsonl")
+    runs, metas = {}, {}
+    for name, extra in (("plain", []), ("fp32", ["--precision", "fp32"]), ("bf16", ["--precision", "bf16"])):
+        out = tmp_path / f"{name}.trec"
+        assert search_main(["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics", topics,
+                            "--model", "dense", "--output", str(out), "--hits", "5", "--quiet", "--no-safety-net",
+                            *extra]) == 0
+        runs[name] = read_run(out)
+        metas[name] = json.loads((tmp_path / f"{name}.trec.meta.json").read_text())
+    assert runs["fp32"] == runs["plain"]
+    encoders = {name: [a for a in meta["artifacts"] if a["kind"] == "encoder"] for name, meta in metas.items()}
+    assert all("precision" not in a for a in encoders["plain"] + encoders["fp32"])
+    assert [a["precision"] for a in encoders["bf16"]] == ["bf16"]
+    assert metas["bf16"]["config"]["precision"] == "bf16"
+    fp32 = {(q, h.docid): h.score for q, hits in runs["fp32"].items() for h in hits}
+    bf16 = {(q, h.docid): h.score for q, hits in runs["bf16"].items() for h in hits}
+    shared = set(fp32) & set(bf16)
+    assert shared
+    moved = max(abs(fp32[key] - bf16[key]) for key in shared)
+    assert 0 < moved < 0.1  # bf16 really ran; a score is an inner product of two vectors each within 0.05
+
+
 def test_combine_sum_adds_the_weighted_passage_score(dense_dir, encoder):
     index = DenseIndex(dense_dir)
     topic = Topic("q", "Lindsay Lohan checked into a rehab clinic in Utah.", 0, 13, doc_id="c3", kind="entity")

@@ -107,13 +107,19 @@ def test_prepare_trains_elsewhere_applies_here_resumes_and_search_finds_it(tiny_
     assert search_main(["--index", str(target), "--recipe", str(recipe), "--topics", str(topics), "--output",
                         str(run), "--quiet"]) == 0
     assert all(line.split()[2].startswith("x-") for line in run.read_text().splitlines())
-    # the same set on a third collection: only that index's dense index is built
+    # the same set on a third collection: only that index's dense index is built, here in bf16
     third = other_index(tiny_corpus, tmp_path, "z-")
-    assert prepare_main([str(recipe), "--index", str(third), "--models", model_set.key[:8], "--quiet"]) == 0
+    assert prepare_main([str(recipe), "--index", str(third), "--models", model_set.key[:8], "--quiet",
+                         "--precision", "bf16"]) == 0
     assert json.loads(capsys.readouterr().out)["made"] == ["dense-index"]
+    dense_meta = "dense-by-encoder", fingerprint[:16], "dense-index.json"
+    assert json.loads(target.joinpath(*dense_meta).read_text())["precision"] == "fp32"
+    assert json.loads(third.joinpath(*dense_meta).read_text())["precision"] == "bf16"
     topics = write_search_topics(tmp_path / "topics-z.jsonl", "z-")
     assert search_main(["--index", str(third), "--recipe", str(recipe), "--topics", str(topics), "--output",
-                        str(tmp_path / "z.trec"), "--quiet"]) == 0
+                        str(tmp_path / "z.trec"), "--quiet", "--precision", "bf16"]) == 0
+    used = json.loads((tmp_path / "z.trec.meta.json").read_text())["artifacts"]
+    assert [a.get("precision") for a in used if a["kind"] == "encoder"] == ["bf16"]  # the recipe's query encoder
     assert all(line.split()[2].startswith("z-") for line in (tmp_path / "z.trec").read_text().splitlines())
     assert search_plan(load_recipe(str(recipe)), third, None) is None
 
