@@ -272,3 +272,44 @@ def test_pieces_give_the_pair_calls_windows_on_the_sample(tokenizer):
         expected = pair_call_windows(tokenizer, [t for t, _ in pairs], texts, config, gold)
         assert encode_pairs(tokenizer, [t for t, _ in pairs], texts, config, gold) == expected
         assert sum(w.gold_start >= 0 for w in expected) > 100
+
+
+@st.composite
+def window_lists(draw):
+    with_types = draw(st.booleans())
+    windows = []
+    for pair in range(draw(st.integers(1, 6))):
+        ids = draw(st.lists(st.integers(0, 30000), min_size=1, max_size=30))
+        positions = sorted(draw(st.sets(st.integers(0, len(ids) - 1))))
+        windows.append(Window(pair=pair, input_ids=ids,
+                              token_type_ids=draw(st.lists(st.integers(0, 2), min_size=len(ids), max_size=len(ids)))
+                              if with_types else None,
+                              passage_positions=positions, offsets=[(p, p + 1) for p in positions],
+                              query_open=draw(st.integers(0, 40)), query_close=draw(st.integers(0, 40)),
+                              gold_start=draw(st.integers(-1, 40)), gold_end=draw(st.integers(-1, 40))))
+    return windows
+
+
+@settings(max_examples=100, deadline=None)
+@given(windows=window_lists(), pad_id=st.integers(0, 5))
+def test_collate_equals_a_window_by_window_fill(windows, pad_id):
+    import torch
+
+    shape = (len(windows), max(len(w.input_ids) for w in windows))
+    expected = {"input_ids": torch.full(shape, pad_id), "attention_mask": torch.zeros(shape, dtype=torch.long),
+                "passage_mask": torch.zeros(shape, dtype=torch.bool),
+                "token_type_ids": torch.zeros(shape, dtype=torch.long)}
+    for r, w in enumerate(windows):
+        expected["input_ids"][r, : len(w.input_ids)] = torch.tensor(w.input_ids)
+        expected["attention_mask"][r, : len(w.input_ids)] = 1
+        expected["passage_mask"][r, w.passage_positions] = True
+        if w.token_type_ids is not None:
+            expected["token_type_ids"][r, : len(w.input_ids)] = torch.tensor(w.token_type_ids)
+    for name in ("query_open", "query_close", "gold_start", "gold_end"):
+        expected[name] = torch.tensor([getattr(w, name) for w in windows])
+    if windows[0].token_type_ids is None:
+        del expected["token_type_ids"]
+    batch = collate(windows, pad_id)
+    assert batch.keys() == expected.keys()
+    for name, tensor in expected.items():
+        assert batch[name].dtype == tensor.dtype and torch.equal(batch[name], tensor), name
