@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hybrid.core.anserini import Analyzer
 from hybrid.core.params import BM25_B, BM25_K1
 
 
@@ -22,7 +23,6 @@ class LuceneExplainer:
 
     def __init__(self, mentions_dir: str | Path, k1: float = BM25_K1, b: float = BM25_B):
         from jnius import autoclass, cast
-        from pyserini.analysis import Analyzer, get_lucene_analyzer
 
         path = autoclass("java.io.File")(str(mentions_dir)).toPath()
         reader = autoclass("org.apache.lucene.index.DirectoryReader").open(
@@ -36,7 +36,7 @@ class LuceneExplainer:
         self._builder = autoclass("org.apache.lucene.search.BooleanQuery$Builder")
         self._should = autoclass("org.apache.lucene.search.BooleanClause$Occur").SHOULD
         self._cast = cast
-        self.analyzer = Analyzer(get_lucene_analyzer())
+        self.analyzer = Analyzer()
 
     def doc(self, mention_id: str) -> int:
         """Lucene document number of a mention id (-1 when absent)."""

@@ -1,6 +1,7 @@
 """Lucene classes driven through pyjnius for the retrievers: query building, an exact BM25 searcher,
-stored documents. Outside the JVM bridge (:mod:`hybrid.core.jvm`, :mod:`hybrid.core.java`) this package
-is the only place that touches Lucene classes; retrievers call these functions.
+stored documents. Outside the JVM bridge (:mod:`hybrid.core.jvm`, :mod:`hybrid.core.anserini`,
+:mod:`hybrid.core.java`) this package is the only place that touches Lucene classes; retrievers call these
+functions.
 """
 
 from __future__ import annotations
@@ -9,15 +10,16 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from hybrid.core.anserini import Analyzer
+
 
 class LuceneQueries:
     """Thin pyjnius layer: analysis and query building with Anserini's default English analyzer."""
 
     def __init__(self) -> None:
         from jnius import autoclass
-        from pyserini.analysis import Analyzer, get_lucene_analyzer
 
-        self.analyzer = Analyzer(get_lucene_analyzer())
+        self.analyzer = Analyzer()
         self.Term = autoclass("org.apache.lucene.index.Term")
         self.TermQuery = autoclass("org.apache.lucene.search.TermQuery")
         self.BoostQuery = autoclass("org.apache.lucene.search.BoostQuery")

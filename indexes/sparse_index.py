@@ -10,10 +10,10 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from features.annotate import AnnotationConfig, Annotator, MentionRecord
+from hybrid.core.anserini import LuceneSearcher
 from hybrid.core.errors import ConfigError, IndexMissingError, InputError
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.java import require
-from hybrid.core.jvm import pyserini_searcher_class, start_jvm
 from hybrid.core.provenance import verify_mode
 from hybrid.core.records import Passage, Topic
 from indexes.lucene import MENTIONS, METADATA, PASSAGES, docref
@@ -71,10 +71,8 @@ class SparseIndex:
         for part in (PASSAGES, MENTIONS):
             if not (self.path / part).is_dir():
                 raise IndexMissingError(f"{self.path} lacks its {part}/ Lucene index; rebuild it")
-        start_jvm()
-        searcher_class = pyserini_searcher_class()
-        self.passages = self._open_lucene(searcher_class, PASSAGES)
-        self.mentions = self._open_lucene(searcher_class, MENTIONS)
+        self.passages = self._open_lucene(PASSAGES)
+        self.mentions = self._open_lucene(MENTIONS)
         if verify_mode() == "full":
             for part in (PASSAGES, MENTIONS):
                 self._check_integrity(part)
@@ -105,10 +103,10 @@ class SparseIndex:
         finally:
             directory.close()
 
-    def _open_lucene(self, searcher_class, part: str):
+    def _open_lucene(self, part: str) -> LuceneSearcher:
         """Open one Lucene index; a damaged one (CorruptIndexException, EOF, ...) says which and how to rebuild."""
         try:
-            return searcher_class(str(self.path / part))
+            return LuceneSearcher(str(self.path / part))
         except Exception as exc:  # jnius.JavaException: Lucene found the files unreadable
             problem = (getattr(exc, "innermessage", None) or str(exc)).strip().splitlines()
             problem = problem[0].removeprefix("JVM exception occurred: ") if problem else type(exc).__name__

@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 from features.annotate import MentionRecord
 from features.pairs.base import QueryContext
 from features.pairs.views import DocumentView, PassageView, RecordView, TermStats
-from hybrid.core.jvm import start_jvm
+from hybrid.core.anserini import Analyzer, IndexStats
 from hybrid.core.records import Hit, Topic
 from indexes.lucene import PASSAGES
 from indexes.sparse_index import SparseIndex
@@ -45,13 +45,9 @@ class LuceneTermStats:
     """Anserini's default English analyzer and BM25 IDF from the passage index's document frequencies."""
 
     def __init__(self, index: SparseIndex, cache_size: int = 200_000):
-        start_jvm()
-        from pyserini.analysis import Analyzer, get_lucene_analyzer
-        from pyserini.index.lucene import LuceneIndexReader
-
-        self.reader = LuceneIndexReader(str(index.path / PASSAGES))
-        self.n_docs = int(self.reader.stats()["documents"])
-        self.analyzer = Analyzer(get_lucene_analyzer())
+        self.reader = IndexStats(index.path / PASSAGES)
+        self.n_docs = self.reader.documents()
+        self.analyzer = Analyzer()
         self._idf: dict[str, float] = {}
         self._analyzed: LRU[str, list[str]] = LRU(cache_size)
 
@@ -64,7 +60,7 @@ class LuceneTermStats:
         try:
             return self._idf[term]
         except KeyError:
-            df = self.reader.get_term_counts(term, analyzer=None)[0]
+            df = self.reader.document_frequency(term)
             value = self._idf[term] = math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
             return value
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hybrid.core.jvm import has_project_jar, require_project_jar, start_jvm
+from hybrid.core.anserini import english_analyzer
+from hybrid.core.jvm import has_project_jar, require_project_jar
 from hybrid.core.params import BM25_B, BM25_K1
 
 #: The stable per-channel feature names, in column order (see FeatureExtractor.java for definitions).
@@ -44,11 +45,8 @@ def require() -> None:
 
 @lru_cache(maxsize=1)
 def analyzer():
-    """Pyserini's default English analyzer (the one Anserini indexed with), as a Java object."""
-    start_jvm()
-    from pyserini.analysis import get_lucene_analyzer
-
-    return get_lucene_analyzer()
+    """Anserini's default English analyzer (the one the index was built with), as a Java object."""
+    return english_analyzer()
 
 
 def _bytes(java_bytes) -> bytes:

