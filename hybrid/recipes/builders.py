@@ -74,6 +74,7 @@ from hybrid.retrieval.sparse import (
     MultiFieldBM25,
     PassageBM25,
 )
+from hybrid.scale.sharded_search import ShardedDense, shard_retriever
 from hybrid.store.models import ARTIFACTS_ENV, ModelSet, artifact_in, bound_dense_dir, linked_set
 from indexes.faiss_index import check_bound
 from indexes.sharded_index import ShardedIndex
@@ -213,8 +214,6 @@ def _config_errors(source: RecipeSource, key: str, prefix: str = ""):
 def on_index(retriever: Retriever, context: Context) -> Retriever:
     """The retriever adapted to the context's index: itself on one index, its sharded counterpart on a sharded
     index (a ConfigError when it has none), so a recipe runs wherever an index is opened."""
-    from hybrid.scale.sharded_search import shard_retriever  # deferred: importing it loads torch
-
     return shard_retriever(retriever, context.index)
 
 
@@ -296,9 +295,7 @@ def _bm25f(system: dict, context: Context, source: RecipeSource) -> Stage:
                           choices=DENSE_COMBINES)])
 def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
     """The mention-aware bi-encoder over a FAISS dense index (mention and passage vectors)."""
-    # deferred: both load torch, which the other system types do not need
-    from hybrid.retrieval.dense import DenseRetriever
-    from hybrid.scale.sharded_search import ShardedDense
+    from hybrid.retrieval.dense import DenseRetriever  # deferred: it loads torch, which the other types do not need
 
     encoder = system["encoder"]  # on a command line: a folder or a model name, as typed (BiEncoder.load resolves it)
     if encoder is not None and not context.plain_paths:

@@ -187,7 +187,7 @@ class SafetyNet(Retriever):
         self.depth, self.k = depth, k
         self.passage_retriever = passage_retriever
         if self.passage_retriever is None and passage_weight > 0:
-            from hybrid.scale.sharded_search import shard_retriever  # deferred: importing it loads torch
+            from hybrid.scale.sharded_search import shard_retriever  # deferred: it imports hybrid.retrieval
 
             self.passage_retriever = shard_retriever(
                 PassageBM25(index, "sentence", k1=k1, b=b, threads=threads, k=depth), index)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from features.encoder import BiEncoder, EncoderConfig
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import DENSE_BATCH_SIZE, DENSE_OVERFETCH
 from hybrid.core.progress import progress as progress_bar
@@ -76,6 +75,8 @@ class ShardedDense(Retriever):
         fingerprints = {info["fingerprint"] for info in infos}
         if len(fingerprints) != 1:
             raise ConfigError(index.path, None, "the shards' dense indexes were built with different encoders")
+        from features.encoder import BiEncoder, EncoderConfig  # deferred: it loads torch, which only dense needs
+
         if isinstance(encoder, BiEncoder):
             self.encoder = encoder
         else:
