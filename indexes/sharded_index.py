@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from features.annotate import MentionRecord
 from hybrid.core.jvm import JAR_BUILD_COMMAND, start_jvm
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.ray_engine import Engine, get_engine
@@ -392,6 +393,7 @@ class ShardedIndex(SparseIndex):
         self.mentions = ShardedLuceneSearcher(self.engine, self.groups, MENTIONS)
         self._passage_cache = lru_cache(maxsize=65536)(self._load_passage)
         self._doc_passages = lru_cache(maxsize=8192)(self._load_document_passage_ids)
+        self._topic_records: dict[tuple, MentionRecord] = {}
 
     def _all_groups(self, method: str, *args: Any) -> list:
         return self.engine.gather([group.call(method, *args) for group in self.groups])

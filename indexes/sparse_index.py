@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -78,6 +79,7 @@ class SparseIndex:
                 self._check_integrity(part)
         self._passage_cache = lru_cache(maxsize=65536)(self._load_passage)
         self._doc_passages = lru_cache(maxsize=8192)(self._load_document_passage_ids)
+        self._topic_records: dict[tuple, MentionRecord] = {}
 
     def _check_integrity(self, part: str) -> None:
         """Every file of one Lucene index against its checksum footer (Lucene's ``checkIntegrity``): a byte changed
@@ -198,10 +200,25 @@ class SparseIndex:
                         record.kind = topic.kind
                     return record
             # The passage is indexed but this span was not a detected mention: annotate in place.
-            record = self.annotator.annotate_topic(topic)
+            record = self.annotated_topic(topic)
             record.passage_id, record.doc_id = pid, self.passage_json(pid)["doc_id"]
             return record
-        return self.annotator.annotate_topic(topic)
+        return self.annotated_topic(topic)
+
+    #: Annotated query records kept (:meth:`annotated_topic`).
+    TOPIC_RECORDS = 4096
+
+    def annotated_topic(self, topic: Topic) -> MentionRecord:
+        """``annotator.annotate_topic(topic)``, parsed once per topic text, span, kind and tag (what it reads): the
+        LTR stage asks for each query's record twice (its pairs, and BM25F's query plan), and a record is not
+        stored for a span the detector did not find. Each call gets its own copy: callers fill in its fields."""
+        key = (topic.qid, topic.text, topic.start, topic.end, topic.kind, topic.tag)
+        record = self._topic_records.get(key)
+        if record is None:
+            if len(self._topic_records) >= self.TOPIC_RECORDS:
+                self._topic_records.pop(next(iter(self._topic_records)))
+            record = self._topic_records[key] = self.annotator.annotate_topic(topic)
+        return copy.deepcopy(record)
 
     def passages_with_text(self, texts: list[str], depth: int = 20) -> list[list[str]]:
         """For each text, the ids of the indexed passages whose text is exactly it (best BM25 first; empty when none).

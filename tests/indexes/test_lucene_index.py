@@ -79,3 +79,29 @@ def test_a_command_without_a_sharded_path_refuses_a_sharded_index_by_name(tmp_pa
     (tmp_path / MANIFEST).write_text("{}")
     with pytest.raises(ConfigError, match="python -m hybrid.fewshot works on one index, and this is a sharded index"):
         open_one_index(tmp_path, "python -m hybrid.fewshot")
+
+
+def test_a_query_outside_the_index_is_annotated_once_and_each_caller_gets_its_own_record(sparse_index):
+    """query_record parses an unindexed query once (a reranker asks again for what its first stage asked), and
+    hands out copies: a caller filling in a field does not change what the next caller gets."""
+    from hybrid.core.records import Topic
+
+    text = "The Yushu earthquake destroyed most buildings in the town."
+    topic = Topic(qid="q-cache", text=text, start=10, end=20, kind="event")
+    other = Topic(qid="q-cache", text=text, start=4, end=9, kind="entity")
+    annotator = sparse_index.annotator
+    parsed = []
+    annotate = annotator.annotate_topic
+    annotator.annotate_topic = lambda t: parsed.append((t.start, t.end)) or annotate(t)
+    try:
+        first = sparse_index.query_record(topic)
+        fresh = annotate(topic)
+        assert first == fresh
+        first.kind, first.coref = "changed", [*first.coref, "added"]
+        first.ner.append("added")
+        assert sparse_index.query_record(topic) == fresh
+        assert sparse_index.query_record(other) == annotate(other)
+    finally:
+        del annotator.annotate_topic
+    assert parsed == [(10, 20), (4, 9)]
+
