@@ -56,6 +56,24 @@ def exact_bm25_searcher(directory: str | Path, k1: float, b: float):
     return searcher
 
 
+def term_documents(searcher, field: str, token: str, stored: tuple[str, ...], limit: int) -> list[tuple] | None:
+    """The ``stored`` fields of every document holding ``token`` in ``field`` (a plain Lucene ``IndexSearcher``,
+    e.g. :func:`exact_bm25_searcher`), in no particular order; None when more than ``limit`` documents hold it.
+    One search and one stored-fields read per document: no second lookup of each document by its id."""
+    from jnius import autoclass
+
+    query = autoclass("org.apache.lucene.search.TermQuery")(autoclass("org.apache.lucene.index.Term")(field, token))
+    found = searcher.search(query, limit + 1).scoreDocs
+    if len(found) > limit:
+        return None
+    fields = searcher.storedFields()
+    out = []
+    for hit in found:
+        document = fields.document(hit.doc)
+        out.append(tuple(document.get(name) for name in stored))
+    return out
+
+
 def stored_raw(directory: str | Path) -> Iterator[str]:
     """The stored ``raw`` JSON text of every live document of the Lucene index at ``directory``, in Lucene order
     (undecoded: a caller that needs a few keys of each record need not decode all of it)."""

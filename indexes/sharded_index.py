@@ -395,6 +395,10 @@ class ShardedIndex(SparseIndex):
         self._doc_passages = lru_cache(maxsize=8192)(self._load_document_passage_ids)
         self._topic_records: dict[tuple, MentionRecord] = {}
 
+    def _document_stored(self, doc_id: str) -> None:
+        """None: the shards' stored fields are read through :meth:`document_passage_ids` and :meth:`passage_json`."""
+        return None
+
     def _all_groups(self, method: str, *args: Any) -> list:
         return self.engine.gather([group.call(method, *args) for group in self.groups])
 

@@ -15,9 +15,11 @@ from hybrid.core.anserini import LuceneSearcher
 from hybrid.core.errors import ConfigError, IndexMissingError, InputError
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.java import require
+from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.provenance import verify_mode
 from hybrid.core.records import Passage, Topic
 from indexes.lucene import MENTIONS, METADATA, PASSAGES, docref
+from indexes.lucene_access import exact_bm25_searcher, term_documents
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,7 @@ class SparseIndex:
         self._passage_cache = lru_cache(maxsize=65536)(self._load_passage)
         self._doc_passages = lru_cache(maxsize=8192)(self._load_document_passage_ids)
         self._topic_records: dict[tuple, MentionRecord] = {}
+        self._stored_searcher = None  # a plain Lucene searcher on passages/, opened on first use
 
     def _check_integrity(self, part: str) -> None:
         """Every file of one Lucene index against its checksum footer (Lucene's ``checkIntegrity``): a byte changed
@@ -173,6 +176,27 @@ class SparseIndex:
     def document_passage_ids(self, doc_id: str) -> list[str]:
         """Passage ids of one document (a term lookup on the ``docref`` field, cached)."""
         return list(self._doc_passages(doc_id))
+
+    def document_passages(self, doc_id: str) -> list[tuple[str, dict | None]]:
+        """Each passage of one document with its stored JSON, by passage id: ``(pid, passage_json(pid))`` for
+        every ``pid`` of :meth:`document_passage_ids`, read in one pass over the document's stored fields (a
+        search on ``docref`` that reads each hit's id and JSON) instead of a search and a lookup by id per
+        passage. Falls back to those when that pass cannot stand for them (more hits than ``max_doc_passages``,
+        a repeated id)."""
+        stored = self._document_stored(doc_id)
+        if stored is None:
+            return [(pid, self.passage_json(pid)) for pid in self.document_passage_ids(doc_id)]
+        return [(pid, json.loads(raw) if raw else None) for pid, raw in stored]
+
+    def _document_stored(self, doc_id: str) -> list[tuple[str, str | None]] | None:
+        """(id, raw JSON) of each passage of ``doc_id``, sorted by id, or None (see :meth:`document_passages`)."""
+        if self._stored_searcher is None:
+            self._stored_searcher = exact_bm25_searcher(self.path / PASSAGES, BM25_K1, BM25_B)
+        found = term_documents(self._stored_searcher, "docref", docref(doc_id), ("id", "raw"),
+                               max(self.max_doc_passages, 1))
+        if found is None or len({pid for pid, _ in found}) != len(found):
+            return None
+        return sorted(found, key=lambda hit: hit[0])
 
     def _load_document_passage_ids(self, doc_id: str) -> tuple[str, ...]:
         from jnius import autoclass

@@ -79,7 +79,11 @@ class IndexResources:
         return self._passages.get(passage_id, lambda: self._load_passage(passage_id))
 
     def _load_passage(self, passage_id: str) -> PassageView | None:
-        found = self.index.passage_json(passage_id)
+        return self._view(self.index.passage_json(passage_id))
+
+    @staticmethod
+    def _view(found: dict | None) -> PassageView | None:
+        """The view of a passage's stored JSON (None for none)."""
         if found is None:
             return None
         records = [RecordView(MentionRecord.from_json(m)) for m in found["mentions"]]
@@ -91,7 +95,10 @@ class IndexResources:
         return self._documents.get(doc_id, lambda: self._load_document(doc_id))
 
     def _load_document(self, doc_id: str) -> DocumentView:
-        passages = [p for p in (self.passage(pid) for pid in self.index.document_passage_ids(doc_id)) if p]
+        # Each passage's JSON comes with the document's search; a passage already viewed keeps its view.
+        views = (self._passages.get(pid, lambda found=found: self._view(found))
+                 for pid, found in self.index.document_passages(doc_id))
+        passages = [p for p in views if p]
         passages.sort(key=lambda p: (p.memo.get("sent_id") is None, p.memo.get("sent_id") or 0, p.id))
         return DocumentView(doc_id, passages)
 

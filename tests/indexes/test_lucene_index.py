@@ -105,3 +105,15 @@ def test_a_query_outside_the_index_is_annotated_once_and_each_caller_gets_its_ow
         del annotator.annotate_topic
     assert parsed == [(10, 20), (4, 9)]
 
+
+def test_document_passages_read_in_one_pass_equal_the_ids_and_lookups(sparse_index, monkeypatch):
+    """document_passages gives each passage id of document_passage_ids with its passage_json, read from the
+    document's search hits; with more hits than max_doc_passages (which the search would cut) it falls back."""
+    documents = sorted({sparse_index.passage_json(pid)["doc_id"] for pid in ("a1:0", "e5:0", "d4:0")})
+    for doc_id in [*documents, "no-such-document"]:
+        expected = [(pid, sparse_index.passage_json(pid)) for pid in sparse_index.document_passage_ids(doc_id)]
+        assert sparse_index._document_stored(doc_id) is not None
+        assert sparse_index.document_passages(doc_id) == expected
+    monkeypatch.setitem(sparse_index.metadata, "max_doc_passages", 1)
+    assert sparse_index._document_stored("a1") is None
+    assert [pid for pid, _ in sparse_index.document_passages("a1")] == sparse_index.document_passage_ids("a1")
