@@ -7,6 +7,8 @@ Rows (each ``per second``, on ``--device``; fp32 and every ``--precisions`` valu
   forward pass alone over the same sequences, tokenised and padded before the clock starts;
 * ``reader``: :func:`ltr.reader.infer.score_pairs` over (query, passage) pairs, against the reader model's
   forward alone over the same windows, encoded and collated before the clock starts;
+* ``reader-encoding``: ``score_pairs``' CPU side before the forward, alone (the same pairs encoded into windows,
+  sorted by length, collated into batches), in pairs per second of one CPU process;
 * ``bi-encoder training``: optimiser steps per second of the contrastive loss (``hybrid.dense.train``'s);
 * ``faiss``: ``--vectors`` random unit vectors (1M by default), ``--queries`` queries, top 100: exact
   (flat inner product) on the CPU vs the GPU, and HNSW (built over ``--hnsw-vectors``) on the CPU vs its exact
@@ -120,6 +122,32 @@ def reader_rows(args, device: str) -> list[dict]:
              "forward alone": args.pairs / alone}]
 
 
+def reader_encoding_rows(args, device: str) -> list[dict]:
+    """score_pairs' CPU side before the forward, alone: the reader rows' pairs encoded into windows in score_pairs'
+    chunks (one PairEncoder a call), each chunk's windows sorted by length and collated in batches."""
+    from hybrid.core.formats.topics import read_topics
+    from ltr.reader.encoding import PairEncoder, collate
+    from ltr.reader.infer import CHUNK_PAIRS
+    from ltr.reader.store import new_reader
+
+    reader = new_reader(args.reader_base)
+    topics = read_topics(SAMPLE / "topics.jsonl")
+    texts = [p["text"] for p in sample_passages(args.pairs)]
+    pair_topics = [topics[i % len(topics)] for i in range(args.pairs)]
+
+    def encode_and_collate():
+        encoder = PairEncoder(reader.tokenizer, reader.encoding)
+        for lo in range(0, args.pairs, CHUNK_PAIRS):
+            chunk = encoder.encode(pair_topics[lo : lo + CHUNK_PAIRS], texts[lo : lo + CHUNK_PAIRS])
+            chunk.sort(key=lambda w: len(w.input_ids))
+            for b in range(0, len(chunk), args.batch_size):
+                collate(chunk[b : b + args.batch_size], reader.tokenizer.pad_token_id)
+
+    encode_and_collate()  # warm-up
+    seconds = _timed(encode_and_collate, "cpu")
+    return [{"row": "reader pair encoding (tokenise, window, collate)", "unit": "pairs/s", "CPU": args.pairs / seconds}]
+
+
 def training_rows(args, device: str) -> list[dict]:
     import torch
 
@@ -179,6 +207,10 @@ def faiss_rows(args) -> list[dict]:
     return rows
 
 
+ROWS = {"encode": encode_rows, "reader": reader_rows, "reader-encoding": reader_encoding_rows,
+        "training": training_rows, "faiss": lambda args, device: faiss_rows(args)}
+
+
 def markdown(report: dict) -> str:
     lines = [f"# GPU throughput (issue 39): {report['device']}", "",
              f"`{' '.join(report['argv'])}`", "",
@@ -210,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hnsw-vectors", type=int, default=200_000)
     p.add_argument("--dim", type=int, default=768, help="768 = span+mean pooling of a 384-dimension encoder")
     p.add_argument("--queries", type=int, default=1000)
+    p.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS), help="which rows (default: all)")
     p.add_argument("--smoke", action="store_true", help="tiny sizes, any machine (a test of this script)")
     p.add_argument("--output", help="write OUTPUT.json and OUTPUT.md")
     args = p.parse_args(argv)
@@ -222,10 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     device_name = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else platform.processor() or "cpu"
     report = {"device": f"{args.device}: {device_name}", "argv": sys.argv[1:] if argv is None else argv,
               "torch": torch.__version__, "rows": []}
-    for rows in (encode_rows, reader_rows, training_rows):
-        report["rows"] += rows(args, args.device)
+    for name in args.rows:
+        report["rows"] += ROWS[name](args, args.device)
         print(json.dumps(report["rows"][-1]), file=sys.stderr)
-    report["rows"] += faiss_rows(args)
     text = markdown(report)
     print(text)
     if args.output:

@@ -68,8 +68,12 @@ def _candidate_positions(window, spans: Sequence[tuple[int, int]]) -> list[tuple
     return out
 
 
+#: Pairs encoded at once by score_pairs (their windows sorted by length, then batched): bounds the windows in memory.
+CHUNK_PAIRS = 2048
+
+
 def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str], batch_size: int = 64,
-                chunk_pairs: int = 2048, progress: bool = False,
+                chunk_pairs: int = CHUNK_PAIRS, progress: bool = False,
                 candidates: Sequence[Sequence[tuple[int, int]]] | None = None,
                 contexts: Sequence[tuple[str, str]] | None = None) -> PairScores:
     """Score pairs (topics[i], passages[i]) - passages are texts. Deterministic; the model is put in eval mode.
