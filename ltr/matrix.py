@@ -131,9 +131,14 @@ def extract(batch: PairBatch, names: Sequence[str], options: dict[str, dict] | N
         by_provider[group][1].append(name)
     X = np.zeros((len(batch.pairs), len(names)), dtype=np.float32)
     col = {n: i for i, n in enumerate(names)}
-    for provider, pnames in by_provider.values():
-        values = provider.compute(batch, pnames)
-        X[:, [col[n] for n in pnames]] = values
+    # Providers that search in the background (Java) start first; the others compute meanwhile, in this thread.
+    started = [(provider.start(batch, pnames), pnames) for provider, pnames in by_provider.values()]
+    for (provider, pnames), (wait, _) in zip(by_provider.values(), started, strict=True):
+        if wait is None:
+            X[:, [col[n] for n in pnames]] = provider.compute(batch, pnames)
+    for wait, pnames in started:
+        if wait is not None:
+            X[:, [col[n] for n in pnames]] = wait()
     spans = np.array([[-1 if p.hit.mention_start is None else p.hit.mention_start,
                        -1 if p.hit.mention_end is None else p.hit.mention_end] for p in batch.pairs],
                      dtype=np.int64).reshape(-1, 2)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ import numpy as np
 from features.pairs.base import Feature, FeatureProvider, PairBatch
 from features.pairs.neighbours import PASSAGE_FAR, PASSAGE_NEAR, support
 from features.pairs.registry import register_external
+from hybrid.core.background import in_background
 from hybrid.core.errors import ConfigError
 from hybrid.core.java import FEATURES
 from hybrid.core.jvm import JAR_BUILD_COMMAND, project_jar
@@ -106,6 +107,26 @@ class SparseFieldsProvider(FeatureProvider):
         if batch.resources is None:
             raise ValueError("sparse_fields features need a batch built from an index")
         extractor = self.extractor(batch.resources.index)
+        queries, records, candidates = self._inputs(batch)
+        if not queries:
+            return np.zeros((0, len(names)), dtype=np.float32)
+        return self._columns(extractor.extract_many(queries, candidates, records), names)
+
+    def start(self, batch: PairBatch, names: Sequence[str]) -> Callable[[], np.ndarray] | None:
+        """The channel texts now, the Java extraction in a worker thread while the other groups compute."""
+        if batch.resources is None:
+            return None
+        extractor = self.extractor(batch.resources.index)
+        queries, records, candidates = self._inputs(batch)
+        if not queries:
+            return None
+        extracted = in_background(extractor.extract_texts, extractor.texts_many(queries, records), candidates,
+                                  name=self.group)
+        return lambda: self._columns(extracted(), names)
+
+    @staticmethod
+    def _inputs(batch: PairBatch) -> tuple[list, list, list[list[str]]]:
+        """The batch's query topics, their mention records and each query's candidate mention ids."""
         queries, records, candidates = [], [], []
         for i, q in enumerate(batch.queries):
             pairs = batch.pairs[batch.offsets[i] : batch.offsets[i + 1]]
@@ -113,9 +134,11 @@ class SparseFieldsProvider(FeatureProvider):
             records.append(q.record.record)
             candidates.append([mention_doc_id(p.candidate.record) if p.candidate.record.end > p.candidate.record.start
                                else p.hit.docid for p in pairs])
-        if not queries:
-            return np.zeros((0, len(names)), dtype=np.float32)
-        matrices, all_names = extractor.extract_many(queries, candidates, records)
+        return queries, records, candidates
+
+    @staticmethod
+    def _columns(extracted: tuple[list[np.ndarray], list[str]], names: Sequence[str]) -> np.ndarray:
+        matrices, all_names = extracted
         X = np.concatenate(matrices) if matrices else np.zeros((0, len(all_names)), dtype=np.float32)
         col = {n: j for j, n in enumerate(all_names)}
         return X[:, [col[n] for n in names]].astype(np.float32)

@@ -31,12 +31,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from features.annotate import FIELDS, QUERY_SOURCES, MentionRecord, query_source_text
 from hybrid.core.errors import ConfigError
-from hybrid.core.java import FEATURES, FeatureBatch
+from hybrid.core.java import FEATURES, FeatureBatch, require
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.records import Rankings, Topic
 from indexes.lucene import MENTIONS
@@ -93,7 +94,12 @@ class SparseFeatureExtractor:
                  b: float = BM25_B, mu: float = 1000.0, threads: int = 1):
         self.index, self.channels, self.threads = index, parse_channels(channels), threads
         self.k1, self.b, self.mu = k1, b, mu
-        self.batch = FeatureBatch.open(index.path / MENTIONS, k1, b, mu)
+        require()
+
+    @cached_property
+    def batch(self) -> FeatureBatch:
+        """The Java extractor, opened on first use (by the worker thread, when extraction runs in one)."""
+        return FeatureBatch.open(self.index.path / MENTIONS, self.k1, self.b, self.mu)
 
     @property
     def feature_names(self) -> list[str]:
@@ -130,8 +136,17 @@ class SparseFeatureExtractor:
             raise ValueError("one candidate list per query")
         if not queries:
             return [], self.feature_names
+        return self.extract_texts(self.texts_many(queries, records), candidates)
+
+    def texts_many(self, queries: Sequence[Topic | MentionRecord],
+                   records: Sequence[MentionRecord | None] | None = None) -> list[list[str]]:
+        """The first half of :meth:`extract_many` (Python): every query's channel texts."""
         records = records or [None] * len(queries)
-        texts = [self.query_texts(q, r) for q, r in zip(queries, records, strict=True)]
+        return [self.query_texts(q, r) for q, r in zip(queries, records, strict=True)]
+
+    def extract_texts(self, texts: list[list[str]],
+                      candidates: Sequence[Sequence[str]]) -> tuple[list[np.ndarray], list[str]]:
+        """The second half of :meth:`extract_many` (Java): features of the queries with these channel texts."""
         matrix, _ = self.batch.extract([c.field for c in self.channels], texts, [list(c) for c in candidates],
                                        self.threads)
         splits = np.cumsum([len(c) for c in candidates])[:-1]

@@ -143,6 +143,13 @@ class FeatureProvider(ABC):
     def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
         """``(len(batch), len(names))`` float32 values for the named features of this provider."""
 
+    def start(self, batch: PairBatch, names: Sequence[str]) -> Callable[[], np.ndarray] | None:
+        """Start :meth:`compute` in the background and return what waits for its values, or None (the default:
+        nothing started, call :meth:`compute`). A provider whose values come mostly from Java (pyjnius releases
+        the GIL during a call) can search beside the pure-Python groups; :func:`ltr.matrix.extract` starts such
+        providers first and computes the others meanwhile. The returned values must equal :meth:`compute`'s."""
+        return None
+
 
 def first_doc_line(fn: Callable) -> str:
     doc = inspect.getdoc(fn) or ""

@@ -19,8 +19,10 @@ boosts, as in the boosted sum. Needs the project's jar (``pom.xml``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from features.annotate import FIELDS, QUERY_SOURCES, query_source_text
+from hybrid.core.background import in_background
 from hybrid.core.errors import ConfigError
 from hybrid.core.java import MentionSearch
 from hybrid.core.params import BM25_B, BM25_K1
@@ -94,29 +96,63 @@ class BM25F(Retriever):
         self.query, self.k1, self.b, self.threads, self.progress = query, k1, b, threads, progress
         self.name = "bm25f"
 
+    #: Queries per Java call.
+    BATCH = 256
+
     def search(self, topics: list[Topic], k: int) -> Rankings:
         searcher = MentionSearch.open(self.index.path / MENTIONS)
-        fields = [f for f, w in self.fields.items() if w > 0]
-        weights = [self.fields[f] for f in fields]
         run: Rankings = {}
-        batch = 256
         with progress_bar(desc=self.name, unit="query", total=len(topics), enabled=self.progress) as bar:
-            for at in range(0, len(topics), batch):
-                chunk = topics[at : at + batch]
-                texts, filters, excludes = [], [], []
-                for topic in chunk:
-                    plan = QueryPlan.of(self.index, topic)
-                    texts.append(query_text(self.query, topic, plan.record))
-                    filters.append(plan.kind_filter(self.same_kind))
-                    excludes.append(plan.exclude_docref)
-                results = searcher.search_combined(fields, weights, texts, filters, excludes, self.k1, self.b, k,
-                                                   self.threads)
-                for topic, hits in zip(chunk, results, strict=True):
-                    run[topic.qid] = [
-                        Hit(docid=pid, score=float(score), mention_start=int(start), mention_end=int(end),
-                            mention_id=f"{pid}#{start}-{end}")
-                        for pid, score, start, end in zip(hits.passage_ids, hits.scores.tolist(),
-                                                          hits.starts.tolist(), hits.ends.tolist(), strict=True)
-                    ]
+            for chunk, queries in self._prepared(topics):
+                run.update(self._hits(chunk, self._java(searcher, queries, k)))
                 bar.update(len(chunk))
         return run
+
+    def search_later(self, topics: list[Topic], k: int) -> Callable[[], Rankings]:
+        """:meth:`search` in two halves: the Python half (query records and texts) now, in this thread, the Java
+        search in a worker thread, whose run the returned function waits for. pyjnius releases the GIL during the
+        Java call, so Python work done before calling it runs beside the search; the worker touches no Python
+        state but the texts handed to it (no record is annotated there)."""
+        searcher = MentionSearch.open(self.index.path / MENTIONS)
+        prepared = self._prepared(topics)
+        searched = in_background(lambda: [self._java(searcher, queries, k) for _, queries in prepared], name=self.name)
+
+        def wait() -> Rankings:
+            run: Rankings = {}
+            for (chunk, _), results in zip(prepared, searched(), strict=True):
+                run.update(self._hits(chunk, results))
+            return run
+
+        return wait
+
+    def _prepared(self, topics: list[Topic]) -> list[tuple[list[Topic], tuple[list[str], list[str], list[str]]]]:
+        """The topics in chunks of :attr:`BATCH`, each with its query texts, kind filters and excluded docrefs."""
+        out = []
+        for at in range(0, len(topics), self.BATCH):
+            chunk = topics[at : at + self.BATCH]
+            texts, filters, excludes = [], [], []
+            for topic in chunk:
+                plan = QueryPlan.of(self.index, topic)
+                texts.append(query_text(self.query, topic, plan.record))
+                filters.append(plan.kind_filter(self.same_kind))
+                excludes.append(plan.exclude_docref)
+            out.append((chunk, (texts, filters, excludes)))
+        return out
+
+    def _java(self, searcher: MentionSearch, queries: tuple[list[str], list[str], list[str]], k: int):
+        fields = [f for f, w in self.fields.items() if w > 0]
+        weights = [self.fields[f] for f in fields]
+        texts, filters, excludes = queries
+        return searcher.search_combined(fields, weights, texts, filters, excludes, self.k1, self.b, k, self.threads)
+
+    @staticmethod
+    def _hits(chunk: list[Topic], results) -> Rankings:
+        return {
+            topic.qid: [
+                Hit(docid=pid, score=float(score), mention_start=int(start), mention_end=int(end),
+                    mention_id=f"{pid}#{start}-{end}")
+                for pid, score, start, end in zip(hits.passage_ids, hits.scores.tolist(), hits.starts.tolist(),
+                                                  hits.ends.tolist(), strict=True)
+            ]
+            for topic, hits in zip(chunk, results, strict=True)
+        }

@@ -71,18 +71,35 @@ class RetrieverScoresProvider(FeatureProvider):
         }
         return {n: Feature(n, self.group, doc, self.version) for n, doc in docs.items()}
 
-    def run(self, batch: PairBatch) -> Rankings:
+    def retriever(self, batch: PairBatch):
         index = batch.resources.index
         key = str(index.path)
         if key not in self._retrievers:
             self._retrievers[key] = self._make(index)
+        return self._retrievers[key]
+
+    def run(self, batch: PairBatch) -> Rankings:
         topics = [q.topic for q in batch.queries]
-        return self._retrievers[key].search(topics, self.depth) if topics else {}
+        return self.retriever(batch).search(topics, self.depth) if topics else {}
 
     def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
         if batch.resources is None:
             raise ValueError(f"{self.group} features need a batch built from an index")
-        run = self.run(batch)
+        return self.values(batch, names, self.run(batch))
+
+    def start(self, batch: PairBatch, names: Sequence[str]) -> Callable[[], np.ndarray] | None:
+        """With a retriever that searches in a worker thread (``search_later``, as BM25F does): its Java search
+        runs while the other groups compute."""
+        if batch.resources is None or not batch.queries:
+            return None
+        retriever = self.retriever(batch)
+        if not hasattr(retriever, "search_later"):
+            return None
+        wait = retriever.search_later([q.topic for q in batch.queries], self.depth)
+        return lambda: self.values(batch, names, wait())
+
+    def values(self, batch: PairBatch, names: Sequence[str], run: Rankings) -> np.ndarray:
+        """The named features of every pair from the retriever's ``run`` of the batch's queries."""
         values = np.zeros((len(batch.pairs), 3), dtype=np.float32)
         for i, q in enumerate(batch.queries):
             hits = run.get(q.topic.qid, [])

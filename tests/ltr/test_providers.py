@@ -51,3 +51,38 @@ def test_bm25f_run_scores(batch):
     assert set(np.unique(values[:, 0])) <= {0.0, 1.0} and values[:, 0].sum() > 0
     assert ((values[:, 1] > 0) == (values[:, 0] > 0)).all()
     assert (values[:, 2] >= 0).all()
+
+
+@needs_jar
+@pytest.mark.parametrize(("group", "names", "java_call"), [
+    ("bm25f", ["bm25f_score", "bm25f_found", "bm25f_rr"], ("MentionSearch", "search_combined")),
+    ("sparse_fields", ["context:context:bm25", "mention:mention:coverage"], ("FeatureBatch", "extract")),
+])
+def test_java_groups_work_in_a_worker_thread_with_the_values_of_compute(batch, monkeypatch, group, names, java_call):
+    """bm25f's and sparse_fields' start hand their Java call to a worker thread and give compute's values; extract
+    starts them before the groups computed in this thread and fills the same matrix as computing group by group."""
+    import threading
+
+    from hybrid.core import java
+    from ltr.matrix import extract
+
+    provider = registry.provider(group)
+    expected = provider.compute(batch, names)
+    called_in = []
+    cls = getattr(java, java_call[0])
+    call = getattr(cls, java_call[1])
+
+    def recording(self, *args, **kwargs):
+        called_in.append(threading.current_thread() is threading.main_thread())
+        return call(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, java_call[1], recording)
+    wait = provider.start(batch, names)
+    assert wait is not None
+    assert np.array_equal(wait(), expected)
+    assert called_in and not any(called_in)
+
+    mixed = ["mention_exact", names[0], "chain_phrase_jaccard", names[1]]
+    matrix = extract(batch, mixed)
+    one_by_one = np.column_stack([registry.lookup(n)[0].compute(batch, [n])[:, 0] for n in mixed])
+    assert np.array_equal(matrix.X, one_by_one)
