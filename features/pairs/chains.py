@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from features.pairs.base import FeatureGroup, PairContext, dice, jaccard
 from features.pairs.strings import mention_strings
-from features.pairs.views import RecordView, memo, normalise_phrase
+from features.pairs.views import RecordView, normalise_phrase
 from features.strings import char_trigrams, head_word, is_pronoun, token_set
 
 GROUP = FeatureGroup("chain", "overlap between the query's and the candidate's within-document coreference chains")
@@ -29,23 +30,31 @@ class Chain:
 
 
 def chain_of(view: RecordView) -> Chain:
-    def compute() -> Chain:
-        members = [view.mention, *view.record.coref]
-        named = [m for m in members if m.strip() and not is_pronoun(m)]
-        phrases = {normalise_phrase(m) for m in named} - {""}
-        words: set[str] = set()
-        trigrams: set[str] = set()
-        heads: set[str] = set()
-        for m in named:
-            words |= token_set(m)
-            trigrams.update(char_trigrams(m))
-            head = head_word(m)
-            if head:
-                heads.add(head[:5] if len(head) >= 4 else head)
-        return Chain(frozenset(phrases), frozenset(words), frozenset(trigrams), frozenset(heads),
-                     len({m.lower() for m in members if m.strip()}))
+    try:  # memo(view, "chain", ...) written out: a few hundred thousand calls a run
+        return view.memo["chain"]
+    except KeyError:
+        value = view.memo["chain"] = chain_of_members(frozenset((view.mention, *view.record.coref)))
+        return value
 
-    return memo(view, "chain", compute)
+
+@lru_cache(maxsize=65_536)
+def chain_of_members(members: frozenset[str]) -> Chain:
+    """The :class:`Chain` of a mention and its chain's other strings. A function of the set of strings (every part is a
+    set, or the number of distinct lower-cased strings), so the records of one chain, whose member lists hold the
+    same strings in different orders, share it; cached, since it is immutable."""
+    named = [m for m in members if m.strip() and not is_pronoun(m)]
+    phrases = {normalise_phrase(m) for m in named} - {""}
+    words: set[str] = set()
+    trigrams: set[str] = set()
+    heads: set[str] = set()
+    for m in named:
+        words |= token_set(m)
+        trigrams.update(char_trigrams(m))
+        head = head_word(m)
+        if head:
+            heads.add(head[:5] if len(head) >= 4 else head)
+    return Chain(frozenset(phrases), frozenset(words), frozenset(trigrams), frozenset(heads),
+                 len({m.lower() for m in members if m.strip()}))
 
 
 @GROUP.feature

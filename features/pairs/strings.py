@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from features.annotate import MentionRecord
 from features.pairs.base import FeatureGroup, PairContext, dice, jaccard, overlap_coefficient
-from features.pairs.views import RecordView, memo, normalise_phrase
+from features.pairs.views import PassageView, RecordView, memo, normalise_phrase
 from features.strings import acronyms, char_trigrams, head_word, is_pronoun, token_set, tokens
 
 GROUP = FeatureGroup("string", "mention-string similarity: exact, tokens, trigrams, acronym, head word")
@@ -35,7 +36,13 @@ class MentionStrings:
 
 
 def mention_strings(view: RecordView) -> MentionStrings:
-    return memo(view, "strings", lambda: strings_of(view.mention))
+    # memo(view, "strings", ...) written out: called a few million times a run, and the lambda cost more than the
+    # lookup
+    try:
+        return view.memo["strings"]
+    except KeyError:
+        value = view.memo["strings"] = strings_of(view.mention)
+        return value
 
 
 @lru_cache(maxsize=65_536)
@@ -49,9 +56,15 @@ def strings_of(text: str) -> MentionStrings:
     )
 
 
-def _same_kind_records(q: RecordView, ctx: PairContext) -> list[RecordView]:
-    kind = q.kind
-    return [r for r in ctx.passage.records if kind is None or r.kind in (kind, None)]
+def _passage_strings(passage: PassageView) -> tuple[tuple[MentionRecord, frozenset[str], str], ...]:
+    """Each mention record of the passage with its trigrams and head-word stem, memoised on the passage (the records'
+    kinds are read when used: the query's own record may get its kind after the passage was viewed)."""
+    try:
+        return passage.memo["record_strings"]
+    except KeyError:
+        strings = [(r.record, mention_strings(r)) for r in passage.records]
+        value = passage.memo["record_strings"] = tuple((record, s.trigrams, s.head_stem) for record, s in strings)
+        return value
 
 
 @GROUP.feature
@@ -121,15 +134,22 @@ def mention_candidate_pronoun(q: RecordView, c: RecordView, ctx: PairContext) ->
 @GROUP.feature
 def passage_best_char3(q: RecordView, c: RecordView, ctx: PairContext) -> float:
     """Best trigram Dice between the query mention and any same-kind mention of the candidate passage."""
-    qt = mention_strings(q).trigrams
-    return max((dice(qt, mention_strings(r).trigrams) for r in _same_kind_records(q, ctx)), default=0.0)
+    qt, kind = mention_strings(q).trigrams, q.kind
+    if not qt:  # every Dice is 0
+        return 0.0
+    n = len(qt)  # dice(qt, trigrams) written out, the same operations
+    same_kind = (trigrams for record, trigrams, _ in _passage_strings(ctx.passage)
+                 if kind is None or record.kind in (kind, None))
+    return max((2.0 * len(qt & trigrams) / (n + len(trigrams)) if trigrams else 0.0 for trigrams in same_kind),
+               default=0.0)
 
 
 @GROUP.feature
 def passage_any_head(q: RecordView, c: RecordView, ctx: PairContext) -> float:
     """1 if any same-kind mention of the candidate passage has the query mention's head-word stem."""
-    stem = mention_strings(q).head_stem
-    return float(bool(stem) and any(mention_strings(r).head_stem == stem for r in _same_kind_records(q, ctx)))
+    stem, kind = mention_strings(q).head_stem, q.kind
+    return float(bool(stem) and any(head == stem for record, _, head in _passage_strings(ctx.passage)
+                                    if kind is None or record.kind in (kind, None)))
 
 
 @GROUP.feature

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from features.pairs import strings as S
 from features.pairs.base import FeatureGroup, PairContext, PairFunction
-from features.pairs.views import RecordView, memo
+from features.pairs.views import RecordView
 
 GROUP = FeatureGroup("type", "kind/type agreement and DiscK-style query-type x string-feature pairs")
 
@@ -61,7 +61,11 @@ def coarse_type(kind: str | None, tag: str | None) -> str:
 
 
 def record_type(view: RecordView) -> str:
-    return memo(view, "coarse_type", lambda: coarse_type(view.kind, view.tag))
+    try:  # memo(view, "coarse_type", ...) written out: about a million calls a run
+        return view.memo["coarse_type"]
+    except KeyError:
+        value = view.memo["coarse_type"] = coarse_type(view.kind, view.tag)
+        return value
 
 
 def types_agree(a: str, b: str) -> bool:

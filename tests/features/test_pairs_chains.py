@@ -49,3 +49,12 @@ def test_chain_sizes_and_heads():
     # head stems {bombi, blast, attac} vs {attac, explo}
     assert value("chain_head_jaccard", q, c) == pytest.approx(1 / 4)
     assert value("chain_shared_phrase", q, c) == 0.0
+
+
+def test_the_records_of_one_chain_share_its_chain_whatever_the_order_of_their_strings():
+    """A chain is a function of the set of its strings (a record's coref lists the others, in its own order)."""
+    she = rec("she", ["Tara Reid", "the actress", "her"])
+    reid = rec("Tara Reid", ["she", "the actress", "her", "she"], "c:0#0")
+    ctx = standalone_pair(she, reid)
+    assert C.chain_of(ctx.query.record) is C.chain_of(ctx.candidate)
+    assert C.chain_of(ctx.candidate).size == 4 and C.chain_of(ctx.candidate).phrases == {"tara reid", "actress"}

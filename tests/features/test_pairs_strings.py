@@ -76,3 +76,25 @@ def test_passage_contains_mention_words():
     q = rec("Bank of America")
     assert value("passage_contains_mention", q, rec("it", "Shares of Bank of America fell.", rid="c:0#0")) == 1.0
     assert value("passage_contains_mention", q, rec("it", "Shares of America's bank fell.", rid="c:0#0")) == 0.0
+
+
+def test_passage_maxima_read_the_records_kinds_when_asked_and_equal_the_plain_dice():
+    """The passage's trigrams and head stems are memoised on it, its records' kinds are not: a record whose kind is
+    filled in after a first pair (the query's own record, in query_context) counts from then on; the best trigram
+    Dice is the plain dice of the same-kind records."""
+    from features.pairs.base import dice
+
+    q = rec("earthquake", kind="event")
+    cand = rec("struck", "A strong earthquake struck Yushu.", kind="event", rid="c:0#1")
+    quake = rec("earthquakes", "A strong earthquake struck Yushu.", kind=None, rid="c:0#0")
+    yushu = rec("Yushu", "A strong earthquake struck Yushu.", kind="entity", rid="c:0#2")
+    ctx = standalone_pair(q, cand, candidate_passage=[quake, yushu])
+    same_kind = [r for r in ctx.passage.records if r.kind in ("event", None)]
+    best = max(dice(S.mention_strings(ctx.query.record).trigrams, S.mention_strings(r).trigrams) for r in same_kind)
+    assert S.GROUP.value("passage_best_char3", ctx.query.record, ctx.candidate, ctx) == best > 0.5
+    assert S.GROUP.value("passage_any_head", ctx.query.record, ctx.candidate, ctx) == 1.0  # stem "earth"
+    quake.kind = "entity"  # now of the other kind: no longer counted
+    without = max(dice(S.mention_strings(ctx.query.record).trigrams, S.mention_strings(r).trigrams)
+                  for r in ctx.passage.records if r.kind in ("event", None))
+    assert S.GROUP.value("passage_best_char3", ctx.query.record, ctx.candidate, ctx) == without < best
+    assert S.GROUP.value("passage_any_head", ctx.query.record, ctx.candidate, ctx) == 0.0
