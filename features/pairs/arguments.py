@@ -40,19 +40,32 @@ from features.strings import PRONOUNS, token_set, tokens
 class ArgumentsGroup(FeatureGroup):
     """The group's features, computed pair by pair from the pair's four :class:`Arguments` (both mention contexts,
     both documents), each looked up once per pair instead of once per feature; the values are those of the
-    features' own functions (:func:`value`)."""
+    features' own functions (:func:`value`). The document-level values are a function of the two documents'
+    Arguments alone, and a query's candidates come from a few documents: they are computed once per pair of
+    documents in the batch."""
 
     def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
         specs = [_SPECS[n] for n in names]
-        levels = {level for level, _, _ in specs}
+        columns = {level: [j for j, spec in enumerate(specs) if spec[0] == level] for level in ("args", "docargs")}
+        context = [specs[j][1:] for j in columns["args"]]
+        document = [specs[j][1:] for j in columns["docargs"]]
+        context_rows, document_rows = [], []
+        by_documents: dict[tuple[int, int], list[float]] = {}  # the Arguments are memoised on the batch's views
+        for ctx in batch.pairs:
+            if context:
+                q, c = record_arguments(ctx.query.record), record_arguments(ctx.candidate)
+                context_rows.append([value(cls, how, q.get(cls), c.get(cls)) for cls, how in context])
+            if document:
+                q, c = document_arguments(ctx.query.doc), document_arguments(ctx.doc)
+                key = (id(q), id(c))
+                row = by_documents.get(key)
+                if row is None:
+                    row = by_documents[key] = [value(cls, how, q.get(cls), c.get(cls)) for cls, how in document]
+                document_rows.append(row)
         out = np.empty((len(batch.pairs), len(names)), dtype=np.float32)
-        for i, ctx in enumerate(batch.pairs):
-            sides = {}
-            if "args" in levels:
-                sides["args"] = (record_arguments(ctx.query.record), record_arguments(ctx.candidate))
-            if "docargs" in levels:
-                sides["docargs"] = (document_arguments(ctx.query.doc), document_arguments(ctx.doc))
-            out[i] = [value(cls, how, sides[level][0].get(cls), sides[level][1].get(cls)) for level, cls, how in specs]
+        for level, rows in (("args", context_rows), ("docargs", document_rows)):
+            if columns[level]:
+                out[:, columns[level]] = np.array(rows, dtype=np.float32).reshape(len(batch.pairs), -1)
         return out
 
 
