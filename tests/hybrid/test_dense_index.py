@@ -12,9 +12,12 @@ from hybrid.retrieval.dense import DenseRetriever
 from indexes.faiss_index import (
     DENSE_METADATA,
     PASSAGE_VECTORS,
+    PRODUCT_BLOCK,
     DenseIndex,
+    _float64_products,
     build_dense_index,
     iter_index_passages,
+    stored_vectors,
 )
 
 
@@ -120,6 +123,39 @@ def test_exact_scores_depend_on_nothing_but_the_pair(dense_dir):
     vectors = index.faiss.reconstruct_n(0, index.size).astype(np.float64)
     np.testing.assert_allclose(full, vectors @ query.astype(np.float64), rtol=1e-12, atol=1e-12)
     assert index.exact_scores(query, rows[:0]).shape == (0,)
+
+
+@pytest.mark.parametrize("n", [1, 2, PRODUCT_BLOCK - 1, PRODUCT_BLOCK, PRODUCT_BLOCK + 1, 3 * PRODUCT_BLOCK + 5])
+def test_float64_products_in_blocks_are_the_bits_of_all_rows_at_once(n):
+    # Exact scores go PRODUCT_BLOCK rows at a time; every row must keep the bits of one numpy product over all rows.
+    rng = np.random.default_rng(n)
+    vectors = rng.standard_normal((n + 7, 384)).astype(np.float32)
+    query = rng.standard_normal(384).astype(np.float32)
+    rows = rng.permutation(n + 7)[:n]
+    expected = np.multiply(vectors[rows], query.astype(np.float64)[None, :]).sum(axis=1)
+    assert _float64_products(vectors, query, rows).tobytes() == expected.tobytes()
+    assert _float64_products(vectors[rows], query).tobytes() == expected.tobytes()
+    for i in (0, n - 1):
+        assert _float64_products(vectors[rows[i : i + 1]], query).tobytes() == expected[i : i + 1].tobytes()
+
+
+def test_flat_vectors_are_read_in_place_and_other_indexes_reconstructed(dense_dir):
+    import faiss
+
+    index = DenseIndex(dense_dir)
+    assert index._stored is not None and not index._stored.flags.writeable
+    assert index._stored.tobytes() == index.faiss.reconstruct_n(0, index.size).tobytes()
+    assert index._stored_passages.tobytes() == index.passage_vectors.reconstruct_n(
+        0, index.passage_vectors.ntotal).tobytes()
+    rng = np.random.default_rng(3)
+    query = rng.standard_normal(index.faiss.d).astype(np.float32)
+    rows = rng.integers(0, index.size, 300)
+    in_place = index.exact_scores(query, rows)
+    index._stored = None  # the reconstructing path, as for an HNSW index
+    assert index.exact_scores(query, rows).tobytes() == in_place.tobytes()
+    hnsw = faiss.IndexHNSWFlat(8, 4, faiss.METRIC_INNER_PRODUCT)
+    hnsw.add(rng.standard_normal((10, 8)).astype(np.float32))
+    assert stored_vectors(hnsw) is None and stored_vectors(faiss.IndexFlatIP(8)) is None
 
 
 @pytest.mark.parametrize("which", ["old index", "passage weight 0"])
