@@ -150,8 +150,8 @@ class PairEncoder:
     compares them), with no per-pair tokenisation. Pieces are kept for the encoder's life (one
     :func:`ltr.reader.infer.score_pairs` call), so a passage shared by many queries is tokenised once.
 
-    The stride is clamped as before: to half the passage room the *longest* query side of the pairs given
-    to one :meth:`encode` call leaves (``stride < room`` is what the tokenizer's windowing requires).
+    The stride is clamped to half the passage room of the pair's own query side (``stride < room`` is what
+    the tokenizer's windowing requires), so a pair's windows do not depend on the other pairs encoded with it.
     """
 
     def __init__(self, tokenizer, config: EncodingConfig):
@@ -165,7 +165,6 @@ class PairEncoder:
         self._prefix = ids[: first[0]]
         self._middle = ids[first[-1] + 1 : second[0]]
         self._suffix = ids[second[-1] + 1 :]
-        self._specials = len(self._prefix) + len(self._middle) + len(self._suffix)
         types = probe.get("token_type_ids")
         # Token types of the template's parts (each side of a pair has one type): prefix, first side, middle,
         # second side, suffix.
@@ -234,8 +233,6 @@ class PairEncoder:
                                           "(ltr.reader.context.LeadContext)")
         keys = self._tokenise(topics, passages, contexts)
         max_length = self.config.max_length
-        longest_query = max(len(self._queries[key][0]) for key in set(keys))
-        stride = min(self.config.stride, max((max_length - longest_query - self._specials) // 2, 0))
         prefix, middle, suffix = self._prefix, self._middle, self._suffix
         windows: list[Window] = []
         for pair, key in enumerate(keys):
@@ -243,8 +240,9 @@ class PairEncoder:
             ids, offsets = self._passages[passages[pair]]
             head = prefix + query + middle
             room = max_length - len(head) - len(suffix)
+            stride = min(self.config.stride, max(room // 2, 0))
             n = len(ids)
-            if n > room and room <= stride:
+            if n > room and room < 1:
                 raise ConfigError(None, None, f"a query side of {len(query)} tokens leaves {room} passage tokens "
                                               f"in max_length {max_length}")
             for start in range(0, max(n, 1), max(room - stride, 1)):

@@ -141,8 +141,20 @@ def test_bad_config_is_rejected():
 
 
 # The reference windows: the tokenizer's pair call with overflowing windows (how encode_pairs built them before
-# it assembled windows from pre-tokenised pieces), on the same query sides.
+# it assembled windows from pre-tokenised pieces), on the same query sides, one pair a call (the stride is clamped
+# by the pair's own query side).
 def pair_call_windows(tokenizer, topics, passages, config, gold=None, contexts=None):
+    windows = []
+    for i in range(len(topics)):
+        for window in one_call_windows(tokenizer, topics[i : i + 1], passages[i : i + 1], config,
+                                       gold[i : i + 1] if gold is not None else None,
+                                       contexts[i : i + 1] if contexts is not None else None):
+            window.pair = i
+            windows.append(window)
+    return windows
+
+
+def one_call_windows(tokenizer, topics, passages, config, gold=None, contexts=None):
     open_id, close_id = marker_ids(tokenizer)
     sep = f" {tokenizer.sep_token} " if tokenizer.sep_token else " | "
     queries = []
@@ -313,3 +325,16 @@ def test_collate_equals_a_window_by_window_fill(windows, pad_id):
     assert batch.keys() == expected.keys()
     for name, tensor in expected.items():
         assert batch[name].dtype == tensor.dtype and torch.equal(batch[name], tensor), name
+
+
+def test_a_pairs_windows_do_not_depend_on_the_other_pairs(tokenizer):
+    """The stride is clamped by the pair's own query side: a long passage is windowed the same alone and next to a
+    pair with a longer query (whose smaller room once shrank every pair's stride in the call)."""
+    config = EncodingConfig(max_length=48, max_query_tokens=20, stride=16)
+    short = Topic(qid="q", text="the storm hit", start=4, end=9)
+    long = Topic(qid="p", text=" ".join(WORDS[:14]), start=0, end=5)
+    passage = " ".join(WORDS * 3)
+    alone = encode_pairs(tokenizer, [short], [passage], config)
+    assert len(alone) > 2
+    together = [w for w in encode_pairs(tokenizer, [short, long], [passage, passage], config) if w.pair == 0]
+    assert together == alone
