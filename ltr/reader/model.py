@@ -119,18 +119,20 @@ class ReaderModel(nn.Module):
                 return_hidden: bool = False) -> ReaderOutput:
         """Score windows. Where ``gold_start >= 0`` g_j uses the gold span, elsewhere the decoded one.
 
-        A window without any valid span (no passage token) scores g_j at position 0 ([CLS]).
+        A window without any valid span (no passage token) scores g_j at position 0 ([CLS]). Without
+        ``gold_start`` (inference) every window takes its decoded span, decided here without reading a tensor back
+        (on a GPU, whether any gold is missing is a host-device sync; training, which gives gold, still asks it).
         """
         hidden, start_logits, end_logits = self.encode(input_ids, attention_mask, token_type_ids)
-        use_gold = gold_start >= 0 if gold_start is not None else torch.zeros_like(query_open, dtype=torch.bool)
+        use_gold = None if gold_start is None else gold_start >= 0
         decoded = None
-        if not bool(use_gold.all()):
+        if use_gold is None or not bool(use_gold.all()):
             with torch.no_grad():
                 decoded = best_spans(start_logits.detach(), end_logits.detach(), passage_mask, self.max_span_tokens)
-        if decoded is None:
-            span_start, span_end = gold_start, gold_end
-        elif gold_start is None:
+        if use_gold is None:
             span_start, span_end = decoded.start, decoded.end
+        elif decoded is None:
+            span_start, span_end = gold_start, gold_end
         else:
             span_start = torch.where(use_gold, gold_start, decoded.start)
             span_end = torch.where(use_gold, gold_end, decoded.end)

@@ -66,6 +66,42 @@ def test_gold_span_drives_the_pair_score(tiny_bert):
     assert scores[0] != scores[1]
 
 
+
+class _HostReads(torch.overrides.TorchFunctionMode):
+    """Records the calls that read a tensor back to the host (a sync per call on a GPU), outside ``skip``'s forward."""
+
+    READS = ("__bool__", "item", "tolist", "cpu", "numpy", "__int__", "__float__")
+
+    def __init__(self, skip: torch.nn.Module):
+        super().__init__()
+        self.reads: list[str] = []
+        self.inside = 0
+        skip.register_forward_pre_hook(lambda *_: setattr(self, "inside", self.inside + 1))
+        skip.register_forward_hook(lambda *_: setattr(self, "inside", self.inside - 1))
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if not self.inside and name in self.READS:
+            self.reads.append(name)
+        return func(*args, **(kwargs or {}))
+
+
+def test_inference_forward_reads_nothing_back_to_the_host(tiny_bert):
+    """Without gold (inference, as score_pairs calls it) the reader's own code in forward never reads a tensor back
+    (it used to ask ``bool(use_gold.all())`` of an all-False tensor: a host-device sync per batch on a GPU). The HF
+    encoder is left out: what it does is transformers' business. With gold (training) the check still runs."""
+    reader = new_reader(tiny_bert)
+    reader.model.eval()
+    windows, batch = _batch(reader)
+    gold = batch.pop("gold_start"), batch.pop("gold_end")
+    with torch.inference_mode(), _HostReads(reader.model.encoder) as recorder:
+        out = reader.model(**batch)
+    assert recorder.reads == []
+    assert out.decoded is not None and torch.equal(out.span_start, out.decoded.start)
+    with torch.inference_mode(), _HostReads(reader.model.encoder) as recorder:
+        reader.model(**batch, gold_start=gold[0], gold_end=gold[1])
+    assert recorder.reads == ["__bool__"]  # the recorder sees the check where it is still made
+
 @st.composite
 def logits_and_masks(draw):
     n = draw(st.integers(1, 4))
