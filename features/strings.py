@@ -50,8 +50,10 @@ def char_trigrams(text: str) -> list[str]:
     norm = " ".join(tokens(text.lower()))
     if not norm:
         return []
-    padded = f"#{norm}#"
-    return [encode_chars(padded[i : i + 3]) for i in range(len(padded) - 2)]
+    # encode_chars of each three-character window, cut from the padded text's codes (7 digits a character, the
+    # largest code point included) formatted once
+    digits = "".join([f"{ord(ch):07d}" for ch in f"#{norm}#"])
+    return ["c" + digits[i : i + 21] for i in range(0, len(digits) - 14, 7)]
 
 
 def acronyms(text: str) -> list[str]:
