@@ -47,7 +47,7 @@ from features.units import Unit
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
 from hybrid.core.outputs import Kind
-from hybrid.core.precision import PRECISIONS
+from hybrid.core.precision import autocast, check_precision
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import file_sha256, produced_by
 from hybrid.core.records import Topic
@@ -279,19 +279,12 @@ class BiEncoder:
         Half precision changes vectors by about 1e-2 (tests/features/test_encoder.py states the bound); it is
         faster on GPUs with tensor cores, and on CPUs without bf16 instructions slower than fp32.
         """
-        if precision not in PRECISIONS:
-            raise ConfigError(None, None, f"unknown precision {precision!r}; choose from {PRECISIONS}")
-        self.precision = precision
+        self.precision = check_precision(precision)
         return self
 
     def _autocast(self):
         """The autocast context of :attr:`precision` on this encoder's device (a no-op for fp32)."""
-        import contextlib
-
-        if self.precision == "fp32":
-            return contextlib.nullcontext()
-        dtype = torch.bfloat16 if self.precision == "bf16" else torch.float16
-        return torch.autocast(device_type=torch.device(self.device).type, dtype=dtype)
+        return autocast(self.device, self.precision)
 
     # -- loading and saving ------------------------------------------------------------------------
     @classmethod

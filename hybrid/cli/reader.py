@@ -23,6 +23,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from hybrid.cli.common import (
+    add_precision,
     add_quiet,
     add_subparser,
     format_table,
@@ -99,6 +100,7 @@ def _add_rerank(sub) -> None:
                         "(0 <= W <= 1, or per kind: 'event=0.35;entity=0.65'; default: the reader score alone, "
                         "as CoreSearch)")
     p.add_argument("--device", help="cpu, cuda ... (default: the GPU when present)")
+    add_precision(p, "the reader")
     p.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--tag", type=run_tag, default="reader")
     p.add_argument("--qrels", help="evaluate before/after against these qrels")
@@ -207,7 +209,8 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     reader = load_reader(args.model, device=args.device)
     started = time.time()
     stage = ReaderReranker(reader, index, depth=args.rerank_depth, batch_size=args.batch_size,
-                           progress=not args.quiet, span_source=args.span_source, interpolate=weights)
+                           progress=not args.quiet, span_source=args.span_source, interpolate=weights,
+                           precision=args.precision)
     reranked = stage.rerank(topics, run)  # the stage recipes run: reader, then interpolation when asked
     elapsed = time.time() - started
     pairs = sum(min(len(h), args.rerank_depth) for h in run.values())
@@ -215,6 +218,8 @@ def cmd_rerank(args: argparse.Namespace) -> int:
             "seconds": round(elapsed, 2), "pairs_per_second": round(pairs / elapsed, 1) if elapsed > 0 else None,
             "device": str(reader.device), "rerank_depth": args.rerank_depth,
             "interpolate": None if weights is None else str(weights)}
+    if reader.precision != "fp32":  # an fp32 run's meta stays as it always was
+        meta["precision"] = reader.precision
     write_run_set(reranked, args.output, tag=args.tag, spans_path=args.spans, spans_writer=write_spans,
                   meta=dict(meta, config=vars(args), reader=reader.meta.get("training", {}).get("config"),
                             **produced_by()))

@@ -1,5 +1,5 @@
-"""Inference precisions of the neural parts (encoders), named here so that commands can offer them without
-importing torch.
+"""Inference precisions of the neural parts (encoders, the reader), named here so that commands can offer them
+without importing torch.
 
 ``fp32`` is exact and the default everywhere. ``bf16`` / ``fp16`` run the model under torch autocast: on a GPU
 with tensor cores, and on a CPU with native bf16 instructions (AVX512-BF16 or AMX), bf16 is about twice as fast;
@@ -10,4 +10,28 @@ runs in fp32.
 
 from __future__ import annotations
 
+from typing import Any
+
+from hybrid.core.errors import ConfigError
+
 PRECISIONS = ("fp32", "bf16", "fp16")
+
+
+def check_precision(precision: str) -> str:
+    """``precision`` when it is one of :data:`PRECISIONS`; a :class:`ConfigError` otherwise."""
+    if precision not in PRECISIONS:
+        raise ConfigError(None, None, f"unknown precision {precision!r}; choose from {PRECISIONS}")
+    return precision
+
+
+def autocast(device: Any, precision: str):
+    """The context a model's inference runs in at ``precision`` on ``device`` (a torch device or its name):
+    nothing for fp32, torch autocast to bfloat16 / float16 otherwise. torch is imported here, not with the module."""
+    import contextlib
+
+    if check_precision(precision) == "fp32":
+        return contextlib.nullcontext()
+    import torch
+
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+    return torch.autocast(device_type=torch.device(device).type, dtype=dtype)

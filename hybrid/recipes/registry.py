@@ -64,7 +64,7 @@ class Context:
     artifacts: Path | None = None  # where relative artifact paths of recipes resolve (see hybrid.recipes.builders)
     progress: bool = False
     device: str | None = None
-    #: Inference precision of the query encoders the builders load (``features.encoder.PRECISIONS``).
+    #: Inference precision of the query encoders and readers the builders load (``hybrid.core.precision``).
     precision: str = "fp32"
     #: Artifact paths are taken as given (a command line the user typed) instead of being confined to
     #: ``artifacts`` (a recipe file, which must not reach outside it).

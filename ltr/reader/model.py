@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from hybrid.core.precision import autocast, check_precision
 from ltr.reader.decoding import DecodedSpans, best_spans
 
 
@@ -91,6 +92,17 @@ class ReaderModel(nn.Module):
         self.pair_scorer = FFNN(6 * size, ffnn_hidden, dropout)  # s_a
         self.max_span_tokens = max_span_tokens
         self.query_boundary = query_boundary
+        #: Precision of the encoder in eval mode (``hybrid.core.precision``); in train mode it always runs in fp32.
+        self.precision = "fp32"
+
+    def set_precision(self, precision: str) -> ReaderModel:
+        """Run the encoder in ``precision`` at inference (eval mode): ``fp32``, or ``bf16`` / ``fp16`` autocast.
+
+        The heads read the encoder's states cast back to fp32, so only the encoder runs in half precision (scores
+        move by what tests/ltr/test_reader_precision.py bounds); training is never affected.
+        """
+        self.precision = check_precision(precision)
+        return self
 
     def heads_config(self) -> dict:
         return {"ffnn_hidden": self.mention_scorer.net[0].out_features, "dropout": self.mention_scorer.net[2].p,
@@ -109,7 +121,9 @@ class ReaderModel(nn.Module):
         kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             kwargs["token_type_ids"] = token_type_ids
-        hidden = self.encoder(**kwargs).last_hidden_state
+        with autocast(input_ids.device, "fp32" if self.training else self.precision):
+            hidden = self.encoder(**kwargs).last_hidden_state
+        hidden = hidden.float()  # the heads run in fp32 (a no-op in fp32)
         logits = self.span_head(hidden)
         return hidden, logits[..., 0], logits[..., 1]
 

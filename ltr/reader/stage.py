@@ -34,15 +34,19 @@ class ReaderReranker(Reranker):
     scores only the span heads' best valid span (CoreSearch's inference). ``interpolate=w`` orders the
     reranked hits by ``(1 - w) z(first stage) + w z(reader)`` (:mod:`ltr.reader.interpolate`); None: reader alone.
     ``w`` may be per kind: ``{"event": 0.35, "entity": 0.65}`` or ``"event=0.35;entity=0.65"``.
+    ``precision`` (``fp32``, ``bf16``, ``fp16``) sets the reader's inference precision; None keeps the reader's own.
     """
 
     def __init__(self, reader: Reader | str | Path, passages, depth: int = DEPTH.default,
                  batch_size: int = BATCH_SIZE.default, device: str | None = None, progress: bool = False,
                  span_source: str = SPAN_SOURCE.default,
-                 interpolate: float | KindWeights | Mapping[str, float] | str | None = None):
+                 interpolate: float | KindWeights | Mapping[str, float] | str | None = None,
+                 precision: str | None = None):
         if span_source not in SPAN_SOURCES:
             raise ValueError(f"span_source must be one of {SPAN_SOURCES}, got {span_source!r}")
         self.reader = reader if isinstance(reader, Reader) else load_reader(reader, device=device)
+        if precision is not None:
+            self.reader.set_precision(precision)
         self.passage_text: Callable[[str], str | None] = getattr(passages, "passage_text", passages)
         self.span_candidates = index_mention_spans(passages) if span_source == "mentions" else None
         self.context = LeadContext.for_reader(self.reader, passages)

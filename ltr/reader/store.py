@@ -70,10 +70,23 @@ class Reader:
         self.model.to(device)
         return self
 
+    @property
+    def precision(self) -> str:
+        """The inference precision of its encoder (``hybrid.core.precision``; training always runs in fp32)."""
+        return self.model.precision
+
+    def set_precision(self, precision: str) -> Reader:
+        """Score (inference only) in ``precision``: ``fp32``, or ``bf16`` / ``fp16`` autocast of the encoder."""
+        self.model.set_precision(precision)
+        return self
+
     def artifact_record(self) -> dict[str, Any]:
         """What a run's meta records of this reader (see :func:`hybrid.core.provenance.used_artifacts`)."""
-        return {"kind": "reader", "path": self.source or self.meta.get("base_model"),
-                "fingerprint": self.manifest_sha256 or None}
+        record = {"kind": "reader", "path": self.source or self.meta.get("base_model"),
+                  "fingerprint": self.manifest_sha256 or None}
+        if self.precision != "fp32":  # an fp32 run's record stays as it always was
+            record["precision"] = self.precision
+        return record
 
 
 def _check_checkpoint(path: Path) -> None:

@@ -214,6 +214,28 @@ def test_reader_pipeline_interpolates_with_its_first_stage(sparse_index, topics,
             load_recipe(str(bad)).build(context)
 
 
+def test_a_context_precision_reaches_the_recipes_reader_and_its_record(sparse_index, topics, tiny_bert, tmp_path):
+    """Context(precision="bf16") builds a reader reranker that scores in bf16 (reader scores move, by less than
+    tests/ltr/test_reader_precision.py's bound) and a run's artifacts say so; fp32's record is as it was."""
+    from hybrid.core.provenance import used_artifacts
+    from ltr.reader.store import new_reader, save_reader
+
+    save_reader(new_reader(tiny_bert, seed=3), tmp_path / "reader" / "tiny")
+    path = tmp_path / "r.toml"
+    path.write_text('name = "r"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
+                    'rerankers = [{ type = "reader", model = "reader/tiny", depth = 3 }]\n')
+    scores, records = {}, {}
+    for precision in ("fp32", "bf16"):
+        stage = load_recipe(str(path)).build(Context(index=sparse_index, hits=5, artifacts=tmp_path,
+                                                     precision=precision))
+        run = stage(topics)
+        scores[precision] = {(q, h.docid): h.extra["reader_score"] for q, hits in run.items() for h in hits
+                             if "reader_score" in h.extra}
+        records[precision] = [a for a in used_artifacts(stage) if a["kind"] == "reader"]
+    assert "precision" not in records["fp32"][0] and [a["precision"] for a in records["bf16"]] == ["bf16"]
+    assert scores["fp32"] and set(scores["fp32"]) == set(scores["bf16"])
+    assert 0 < max(abs(scores["fp32"][k] - scores["bf16"][k]) for k in scores["fp32"]) < 2e-4
+
 def test_bundled_multifield_reader_recipe_reranks_multifield_with_per_kind_weights(sparse_index, topics, tiny_bert,
                                                                                    tmp_path):
     from ltr.reader.store import new_reader, save_reader
