@@ -25,7 +25,6 @@ and ships queries as text (``io.hybrid.lucene.QueryCodec``). The retrievers that
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -35,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from features.annotate import MentionRecord
+from hybrid.core.anserini import anserini_tie_adjust
 from hybrid.core.jvm import JAR_BUILD_COMMAND, start_jvm
 from hybrid.core.params import BM25_B, BM25_K1
 from hybrid.core.ray_engine import Engine, get_engine
@@ -77,34 +77,6 @@ def has_global_stats_searcher() -> bool:
 
     methods = {m.getName() for m in autoclass("java.lang.Class").forName(SEARCHER_CLASS).getMethods()}
     return set(REQUIRED_METHODS) <= methods
-
-
-# -- Anserini's tie adjustment, bit for bit -------------------------------------------------------------------
-
-_TIE = np.float32(1e-4)
-_NUDGE = np.float32(1e-6)
-
-
-def _java_round(x: float) -> int:
-    """``Math.round(double)``: the closest integer, ties toward positive infinity (exact, unlike floor(x+0.5))."""
-    floor = math.floor(x)
-    return int(floor) + (1 if x - floor >= 0.5 else 0)
-
-
-def anserini_tie_adjust(scores: Sequence[float]) -> list[float]:
-    """Anserini's ``ScoreTiesAdjusterReranker`` in float32 arithmetic: round each score to 4 decimals, and
-    lower the n-th of a run of scores within 1e-4 of its predecessor by n * 1e-6 (so ties stay ordered)."""
-    out: list[np.float32] = []
-    dup = 0
-    for i, score in enumerate(scores):
-        value = np.float32(_java_round(float(score) * 10000.0) / 10000.0)
-        if i == 0 or np.float32(out[i - 1] - value) > _TIE:
-            dup = 0
-        else:
-            dup += 1
-            value = np.float32(value - np.float32(_NUDGE * np.float32(dup)))
-        out.append(value)
-    return [float(v) for v in out]
 
 
 def merge_top(lists: Sequence[Sequence[Sequence]], k: int) -> list[tuple]:

@@ -19,8 +19,12 @@ command-line tools (``python -m hybrid.pyserini``). Everything here starts the J
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+
+import numpy as np
 
 from hybrid.core.jvm import start_jvm
 
@@ -133,3 +137,31 @@ class IndexStats:
     def document_frequency(self, term: str) -> int:
         """How many documents hold ``term`` as indexed (``get_term_counts(term, analyzer=None)[0]``)."""
         return self.utils.getTermCountsWithAnalyzer(self.reader, term, self._verbatim).get("docFreq")
+
+
+# -- Anserini's tie adjustment, bit for bit -------------------------------------------------------------------
+
+_TIE = np.float32(1e-4)
+_NUDGE = np.float32(1e-6)
+
+
+def _java_round(x: float) -> int:
+    """``Math.round(double)``: the closest integer, ties toward positive infinity (exact, unlike floor(x+0.5))."""
+    floor = math.floor(x)
+    return int(floor) + (1 if x - floor >= 0.5 else 0)
+
+
+def anserini_tie_adjust(scores: Sequence[float]) -> list[float]:
+    """Anserini's ``ScoreTiesAdjusterReranker`` in float32 arithmetic: round each score to 4 decimals, and
+    lower the n-th of a run of scores within 1e-4 of its predecessor by n * 1e-6 (so ties stay ordered)."""
+    out: list[np.float32] = []
+    dup = 0
+    for i, score in enumerate(scores):
+        value = np.float32(_java_round(float(score) * 10000.0) / 10000.0)
+        if i == 0 or np.float32(out[i - 1] - value) > _TIE:
+            dup = 0
+        else:
+            dup += 1
+            value = np.float32(value - np.float32(_NUDGE * np.float32(dup)))
+        out.append(value)
+    return [float(v) for v in out]

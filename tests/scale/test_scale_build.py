@@ -133,7 +133,7 @@ def test_index_and_search_cli_on_a_sharded_index(tiny_corpus, tiny_index, data_d
 
 
 def test_anserini_tie_adjustment_by_hand():
-    from indexes.sharded_index import _java_round, anserini_tie_adjust
+    from hybrid.core.anserini import _java_round, anserini_tie_adjust
 
     assert [_java_round(x) for x in (2.5, -2.5, 2.4999999999999996, 0.49999999999999994, -0.5)] == [3, -2, 2, 0, 0]
     f32 = np.float32
