@@ -23,12 +23,15 @@ import math
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from hybrid.core.jvm import start_jvm
 
 SEARCHER_CLASS = "io.anserini.search.SimpleSearcher"
+#: The project jar's searcher that answers ids and scores only (see LuceneSearcher.batch_search).
+IDS_SEARCHER_CLASS = "io.hybrid.lucene.GlobalStatsSearcher"
 
 
 @cache
@@ -84,6 +87,23 @@ class Document:
         return self.object.get("contents")
 
 
+class ScoredId(NamedTuple):
+    """A hit of :meth:`LuceneSearcher.batch_search`: what the project reads of Anserini's ``ScoredDoc``."""
+
+    docid: str
+    score: float
+
+
+def ids_searcher_class():
+    """The project jar's ``GlobalStatsSearcher`` when the running JVM has it (with ``searchShards``), else None."""
+    try:
+        found = _java(IDS_SEARCHER_CLASS)
+    except Exception:  # noqa: BLE001 - jnius raises JavaException / generic errors: no project jar
+        return None
+    methods = {m.getName() for m in _java("java.lang.Class").forName(IDS_SEARCHER_CLASS).getMethods()}
+    return found if {"searchShards", "topHits", "open"} <= methods else None
+
+
 class LuceneSearcher:
     """Anserini's ``SimpleSearcher`` on one Lucene index, called as pyserini's ``LuceneSearcher`` calls it (no
     query generator, fields, RM3 or duplicate removal: the project uses none; pyserini's extra index reader,
@@ -93,13 +113,33 @@ class LuceneSearcher:
         self.index_dir = str(index_dir)
         self.object = _java(SEARCHER_CLASS)(self.index_dir)
         self.num_docs = self.object.get_total_num_docs()
+        self._ids = None  # the ids-only searcher of batch_search, opened on first use (False: none)
 
     def search(self, q, k: int = 10) -> list:
         """Top ``k`` hits (Anserini ``ScoredDoc``: ``docid``, ``score``, ...) of a query string or a Java ``Query``."""
         return list(self.object.search(q, k))
 
-    def batch_search(self, queries: list[str], qids: list[str], k: int = 10, threads: int = 1) -> dict[str, list]:
-        """Top ``k`` hits of every query string, by query id, on ``threads`` Java threads."""
+    def batch_search(self, queries: list[str], qids: list[str], k: int = 10, threads: int = 1
+                     ) -> dict[str, list[ScoredId]]:
+        """Top ``k`` hits (:class:`ScoredId`) of every query string, by query id, on ``threads`` Java threads.
+
+        The hits and scores of ``SimpleSearcher.batch_search``: each query is its searcher's bag of words over
+        ``contents`` with its analyzer and similarity, sorted by (score desc, id asc), and Anserini's tie
+        adjustment is applied (:func:`anserini_tie_adjust`). But Anserini loads every hit's stored document
+        (a passage's whole JSON), of which the project reads the id only: with the project jar, its
+        ``GlobalStatsSearcher`` (on its own statistics, i.e. a plain Lucene searcher) reads the id field only.
+        Without the jar, or when that search raises, it is ``SimpleSearcher.batch_search``.
+        """
+        if not queries:
+            return {}
+        if self._ids is None:
+            found = ids_searcher_class()
+            self._ids = found.open(self.index_dir) if found is not None else False
+        if self._ids:
+            try:
+                return self._batch_ids(queries, qids, k, threads)
+            except Exception:  # noqa: BLE001 - jnius.JavaException: e.g. too many clauses; Anserini's own call decides
+                pass
         array_list = _java("java.util.ArrayList")
         query_strings, qid_strings = array_list(), array_list()
         for query in queries:
@@ -107,7 +147,19 @@ class LuceneSearcher:
         for qid in qids:
             qid_strings.add(qid)
         results = self.object.batch_search(query_strings, qid_strings, int(k), int(threads))
-        return {r.getKey(): r.getValue() for r in results.entrySet().toArray()}
+        return {r.getKey(): [ScoredId(h.docid, h.score) for h in r.getValue()] for r in results.entrySet().toArray()}
+
+    def _batch_ids(self, queries: list[str], qids: list[str], k: int, threads: int) -> dict[str, list[ScoredId]]:
+        searcher = self._ids
+        searcher.setSimilarity(self.object.get_similarity())
+        generator, analyzer = _java("io.anserini.search.query.BagOfWordsQueryGenerator")(), self.object.get_analyzer()
+        built = [generator.buildQuery("contents", analyzer, query) for query in queries]
+        tops = _java(IDS_SEARCHER_CLASS).searchShards([searcher], built, int(k), int(threads), False)
+        out = {}
+        for qid, top in zip(qids, tops, strict=True):
+            out[qid] = [ScoredId(docid, score) for docid, score in zip(top.ids, anserini_tie_adjust(top.scores),
+                                                                         strict=True)]
+        return out
 
     def set_bm25(self, k1: float = 0.9, b: float = 0.4) -> None:
         self.object.set_bm25(float(k1), float(b))
@@ -119,6 +171,8 @@ class LuceneSearcher:
 
     def close(self) -> None:
         self.object.close()
+        if self._ids:
+            self._ids.close()
 
 
 class IndexStats:

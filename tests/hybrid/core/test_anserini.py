@@ -52,16 +52,27 @@ def test_search_with_a_java_query(both):
     assert found and found == rows(theirs.search(query, k=10))
 
 
+@pytest.mark.parametrize("ids_only", [True, False])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_batch_search_same_hits(both, threads):
-    ours, theirs = both
+def test_batch_search_same_hits(tiny_index, both, threads, ids_only):
+    # ids_only: the project jar's id-only searcher (the default when the jar is built); else Anserini's own call
+    _, theirs = both
+    ours = LuceneSearcher(tiny_index / PASSAGES)
+    if not ids_only:
+        ours._ids = False
     qids = [f"q{i}" for i in range(len(QUERIES))]
-    got = ours.batch_search(QUERIES, qids, k=5, threads=threads)
-    expected = theirs.batch_search(QUERIES, qids, k=5, threads=threads)
-    assert sorted(got) == sorted(expected) == sorted(qids)
-    assert any(got[q] for q in qids)
-    for qid in qids:
-        assert rows(got[qid]) == rows(expected[qid])
+    for k1, b in ((0.9, 0.4), (1.2, 0.75)):
+        ours.set_bm25(k1, b)
+        theirs.set_bm25(k1, b)
+        for k in (1, 3, 100):
+            got = ours.batch_search(QUERIES, qids, k=k, threads=threads)
+            expected = theirs.batch_search(QUERIES, qids, k=k, threads=threads)
+            assert sorted(got) == sorted(expected) == sorted(qids)
+            assert any(got[q] for q in qids)
+            for qid in qids:
+                assert [(h.docid, h.score) for h in got[qid]] == [(h.docid, h.score) for h in expected[qid]]
+    assert bool(ours._ids) is ids_only
+    assert ours.batch_search([], [], k=3) == {}
 
 
 def test_stored_documents(both):
