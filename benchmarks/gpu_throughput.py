@@ -114,12 +114,16 @@ def reader_rows(args, device: str) -> list[dict]:
     def forward():
         with torch.inference_mode():
             for batch in batches:
-                reader.model(**batch)
+                reader.model(**batch)  # the reader's precision applies inside (ReaderModel.encode)
 
-    full = _timed(lambda: score_pairs(reader, pair_topics, texts, batch_size=args.batch_size), device)
-    alone = _timed(forward, device)
-    return [{"row": "reader score_pairs (fp32)", "unit": "pairs/s", "full path": args.pairs / full,
-             "forward alone": args.pairs / alone}]
+    rows = []
+    for precision in ["fp32", *args.precisions]:
+        reader.set_precision(precision)
+        full = _timed(lambda: score_pairs(reader, pair_topics, texts, batch_size=args.batch_size), device)
+        alone = _timed(forward, device)
+        rows.append({"row": f"reader score_pairs ({precision})", "unit": "pairs/s", "full path": args.pairs / full,
+                     "forward alone": args.pairs / alone})
+    return rows
 
 
 def reader_encoding_rows(args, device: str) -> list[dict]:
