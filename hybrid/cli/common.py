@@ -113,7 +113,7 @@ def add_quiet(p: argparse.ArgumentParser, help: str = "no progress bars") -> Non
 
 
 def add_precision(p: argparse.ArgumentParser, what: str) -> None:
-    """The one ``--precision`` of commands that run an encoder (see :mod:`hybrid.core.precision`)."""
+    """The one ``--precision`` of commands that run an encoder or the reader (see :mod:`hybrid.core.precision`)."""
     p.add_argument("--precision", choices=PRECISIONS, default="fp32",
                    help=f"inference precision of {what}: fp32 (exact, the default), or bf16 / fp16 autocast, about "
                         "2x faster on a GPU and on CPUs with native bf16 (AVX512-BF16, AMX), slower on other CPUs; "
