@@ -128,7 +128,7 @@ class LuceneSearcher:
         adjustment is applied (:func:`anserini_tie_adjust`). But Anserini loads every hit's stored document
         (a passage's whole JSON), of which the project reads the id only: with the project jar, its
         ``GlobalStatsSearcher`` (on its own statistics, i.e. a plain Lucene searcher) reads the id field only.
-        Without the jar, or when that search raises, it is ``SimpleSearcher.batch_search``.
+        Without the jar, or when that search raises a Java exception, it is ``SimpleSearcher.batch_search``.
         """
         if not queries:
             return {}
@@ -136,9 +136,11 @@ class LuceneSearcher:
             found = ids_searcher_class()
             self._ids = found.open(self.index_dir) if found is not None else False
         if self._ids:
+            from jnius import JavaException  # deferred: jnius is imported once the JVM runs (hybrid.core.jvm)
+
             try:
                 return self._batch_ids(queries, qids, k, threads)
-            except Exception:  # noqa: BLE001 - jnius.JavaException: e.g. too many clauses; Anserini's own call decides
+            except JavaException:  # e.g. too many clauses: Anserini's own call decides (a Python error is raised)
                 pass
         array_list = _java("java.util.ArrayList")
         query_strings, qid_strings = array_list(), array_list()
