@@ -233,7 +233,7 @@ class SparseIndex:
     TOPIC_RECORDS = 4096
 
     def annotated_topic(self, topic: Topic) -> MentionRecord:
-        """``annotator.annotate_topic(topic)``, parsed once per topic text, span, kind and tag (what it reads): the
+        """``annotator.annotate_topic(topic)``, parsed once per topic id, text, span, kind and tag (what it reads): the
         LTR stage asks for each query's record twice (its pairs, and BM25F's query plan), and a record is not
         stored for a span the detector did not find. Each call gets its own copy: callers fill in its fields."""
         key = (topic.qid, topic.text, topic.start, topic.end, topic.kind, topic.tag)
