@@ -47,7 +47,7 @@ from features.units import Unit
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
 from hybrid.core.outputs import Kind
-from hybrid.core.precision import autocast, check_precision
+from hybrid.core.precision import autocast, check_precision, precision_record
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import file_sha256, produced_by
 from hybrid.core.records import Topic
@@ -356,10 +356,8 @@ class BiEncoder:
 
     def artifact_record(self) -> dict[str, Any]:
         """What a run's meta records of this encoder (see :func:`hybrid.core.provenance.used_artifacts`)."""
-        record = {"kind": "encoder", "path": self.source, "fingerprint": self._fingerprint}
-        if self.precision != "fp32":  # an fp32 run's record stays as it always was
-            record["precision"] = self.precision
-        return record
+        return {"kind": "encoder", "path": self.source, "fingerprint": self._fingerprint,
+                **precision_record(self.precision)}
 
     def describe(self) -> dict[str, Any]:
         return {"path": self.source, "fingerprint": self.fingerprint, "config": asdict(self.config), "dim": self.dim}

@@ -39,6 +39,7 @@ from hybrid.core.formats.runs import read_run, write_run_set
 from hybrid.core.formats.topics import read_topics
 from hybrid.core.judged import read_judged
 from hybrid.core.outputs import Output, Writes, inputs_of, run_output
+from hybrid.core.precision import precision_record
 from hybrid.core.provenance import produced_by
 from hybrid.retrieval.sparse import MultiFieldBM25, PassageBM25
 from hybrid.sample import index_location
@@ -217,9 +218,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     meta = {"run": args.output, "input_run": args.run, "model": args.model, "queries": len(topics), "pairs": pairs,
             "seconds": round(elapsed, 2), "pairs_per_second": round(pairs / elapsed, 1) if elapsed > 0 else None,
             "device": str(reader.device), "rerank_depth": args.rerank_depth,
-            "interpolate": None if weights is None else str(weights)}
-    if reader.precision != "fp32":  # an fp32 run's meta stays as it always was
-        meta["precision"] = reader.precision
+            "interpolate": None if weights is None else str(weights), **precision_record(reader.precision)}
     write_run_set(reranked, args.output, tag=args.tag, spans_path=args.spans, spans_writer=write_spans,
                   meta=dict(meta, config=vars(args), reader=reader.meta.get("training", {}).get("config"),
                             **produced_by()))

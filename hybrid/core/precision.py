@@ -24,6 +24,12 @@ def check_precision(precision: str) -> str:
     return precision
 
 
+def precision_record(precision: str) -> dict[str, str]:
+    """What a record (an artifact's, a run's meta) says of a model's precision: nothing for fp32, so that an fp32
+    run's record stays as it always was; ``{"precision": ...}`` otherwise."""
+    return {} if check_precision(precision) == "fp32" else {"precision": precision}
+
+
 def autocast(device: Any, precision: str):
     """The context a model's inference runs in at ``precision`` on ``device`` (a torch device or its name):
     nothing for fp32, torch autocast to bfloat16 / float16 otherwise. torch is imported here, not with the module."""

@@ -20,6 +20,7 @@ import torch
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
 from hybrid.core.outputs import Kind
+from hybrid.core.precision import precision_record
 from hybrid.core.provenance import file_sha256, produced_by
 from ltr.reader.encoding import EncodingConfig, add_marker_tokens
 from ltr.reader.model import ReaderModel
@@ -82,11 +83,8 @@ class Reader:
 
     def artifact_record(self) -> dict[str, Any]:
         """What a run's meta records of this reader (see :func:`hybrid.core.provenance.used_artifacts`)."""
-        record = {"kind": "reader", "path": self.source or self.meta.get("base_model"),
-                  "fingerprint": self.manifest_sha256 or None}
-        if self.precision != "fp32":  # an fp32 run's record stays as it always was
-            record["precision"] = self.precision
-        return record
+        return {"kind": "reader", "path": self.source or self.meta.get("base_model"),
+                "fingerprint": self.manifest_sha256 or None, **precision_record(self.precision)}
 
 
 def _check_checkpoint(path: Path) -> None:
