@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from features.tokens import token_ids, token_ids_and_offsets
 from features.units import Unit
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.errors import ConfigError
@@ -404,12 +405,10 @@ class BiEncoder:
         marked = cfg.mark_query if side == "query" else cfg.mark_passage
         budget = (cfg.query_max_tokens if side == "query" else cfg.passage_max_tokens) - 2
         plain_budget = cfg.passage_max_tokens - 2
-        encoded = self.tokenizer([u.text for u in units], add_special_tokens=False, return_offsets_mapping=True)
+        all_ids, all_offsets = token_ids_and_offsets(self.tokenizer, [u.text for u in units])
         sequences: list[_Sequence] = []
         row = 0
-        for number, (unit, ids, offsets) in enumerate(
-                zip(units, encoded["input_ids"], encoded["offset_mapping"], strict=True)):
-            offsets = [tuple(o) for o in offsets]
+        for number, (unit, ids, offsets) in enumerate(zip(units, all_ids, all_offsets, strict=True)):
             ends = [o[1] for o in offsets]
             spans = [_token_span(offsets, ends, s, e) for s, e in unit.spans]
             new_ids, positions, extents = _insert_markers(ids, spans, self.open_id, self.close_id, marked)
@@ -438,7 +437,7 @@ class BiEncoder:
     def _plain_sequences(self, texts: list[str]) -> list[_Sequence]:
         """Each text whole, unmarked, cut at ``passage_max_tokens``: passage-vector sequences only."""
         budget = self.config.passage_max_tokens - 2
-        encoded = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        encoded = token_ids(self.tokenizer, texts)
         return [_Sequence([self.cls_id, *ids[:budget], self.sep_id], [], [], i) for i, ids in enumerate(encoded)]
 
     # -- forward -----------------------------------------------------------------------------------
