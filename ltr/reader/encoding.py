@@ -11,10 +11,11 @@ windows (``stride`` = tokens shared by consecutive windows, as in HF's QA pipeli
 separate model input for the same pair. Every passage token keeps its character offsets into the
 original passage text, so a predicted token span maps back to exact characters of the passage.
 
-Pairs are encoded from pre-tokenised pieces (:class:`PairEncoder`): the HF *fast* tokenizer tokenises each
-distinct query side and each distinct passage once, and every window is assembled from their token ids
-with the tokenizer's own pair template (read from one probe pair, so any local checkpoint works, whatever
-its special tokens), windowed as its pair API (``truncation="only_second"`` with overflowing windows) would.
+Pairs are encoded from pre-tokenised pieces (:class:`PairEncoder`): the HF *fast* tokenizer's Rust backend
+(:class:`hybrid.core.tokenise.TextTokenizer`) tokenises each distinct query side and each distinct passage once,
+and every window is assembled from their token ids with the tokenizer's own pair template (read from one probe
+pair, so any local checkpoint works, whatever its special tokens), windowed as its pair API
+(``truncation="only_second"`` with overflowing windows) would.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import torch
 
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Topic
+from hybrid.core.tokenise import TextTokenizer
 
 MARK_OPEN, MARK_CLOSE = "<m>", "</m>"
 
@@ -99,12 +101,19 @@ def marker_ids(tokenizer) -> tuple[int, int]:
 
 def query_string(tokenizer, topic: Topic, max_tokens: int) -> str:
     """The marked query, cut at token boundaries to at most ``max_tokens`` tokens around the mention."""
+    tokens = TextTokenizer(tokenizer)
     marked = topic.marked(MARK_OPEN, MARK_CLOSE)
-    open_id, close_id = marker_ids(tokenizer)
-    enc = tokenizer(marked, add_special_tokens=False, return_offsets_mapping=True)
-    ids, offsets = enc["input_ids"], enc["offset_mapping"]
+    return _cut_query(tokens, marked, tokens.encode([marked])[0], marker_ids(tokenizer), max_tokens)
+
+
+def _cut_query(tokens: TextTokenizer, marked: str, encoding, markers: tuple[int, int], max_tokens: int) -> str:
+    """:func:`query_string` of the marked text ``marked`` from its ``encoding`` (the tokenizer's, no special
+    tokens)."""
+    ids = encoding.ids
     if len(ids) <= max_tokens:
         return marked
+    offsets = encoding.offsets
+    open_id, close_id = markers
     i, j = ids.index(open_id), ids.index(close_id)
     if j - i + 1 > max_tokens:  # the mention alone is too long: keep its head, close the marker
         head = marked[offsets[i][0] : offsets[i + max_tokens - 3][1]]
@@ -114,7 +123,7 @@ def query_string(tokenizer, topic: Topic, max_tokens: int) -> str:
     lo = max(0, hi - max_tokens)
     while True:  # re-tokenising a cut string can add tokens (a word cut in its middle): shrink until it fits
         cut = marked[offsets[lo][0] : offsets[hi - 1][1]]
-        if len(tokenizer(cut, add_special_tokens=False)["input_ids"]) <= max_tokens or hi - lo <= j - i + 1:
+        if len(tokens.ids([cut])[0]) <= max_tokens or hi - lo <= j - i + 1:
             return cut
         if i - lo >= hi - 1 - j:
             lo += 1
@@ -124,10 +133,14 @@ def query_string(tokenizer, topic: Topic, max_tokens: int) -> str:
 
 def cut_tokens(tokenizer, text: str, max_tokens: int) -> str:
     """``text`` cut at a token boundary to its first ``max_tokens`` tokens."""
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    if len(enc["input_ids"]) <= max_tokens:
+    return _cut_text(text, TextTokenizer(tokenizer).encode([text])[0], max_tokens)
+
+
+def _cut_text(text: str, encoding, max_tokens: int) -> str:
+    """:func:`cut_tokens` of ``text`` from its ``encoding`` (the tokenizer's, no special tokens)."""
+    if len(encoding.ids) <= max_tokens:
         return text
-    return text[: enc["offset_mapping"][max_tokens - 1][1]] if max_tokens > 0 else ""
+    return text[: encoding.offsets[max_tokens - 1][1]] if max_tokens > 0 else ""
 
 
 def token_span(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[int, int] | None:
@@ -155,6 +168,7 @@ class PairEncoder:
     """
 
     def __init__(self, tokenizer, config: EncodingConfig):
+        self._tokens = TextTokenizer(tokenizer)  # a slow tokenizer (no offsets, no pair template) stops here
         self.tokenizer, self.config = tokenizer, config
         self.open_id, self.close_id = marker_ids(tokenizer)
         probe = tokenizer("x", "y")
@@ -176,46 +190,47 @@ class PairEncoder:
         self._leads: dict[str, str] = {}
         self._passages: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
 
-    def _segment(self, topic: Topic, context: tuple[str, str] | None) -> str:
-        """The query side of an input: the marked query, then (with document context) the lead of the query's
-        document and the lead of the candidate's, each cut to ``context_tokens``. The passage side stays the
-        passage alone, so span prediction never sees a lead."""
-        query = query_string(self.tokenizer, topic, self.config.max_query_tokens)
-        if not self.config.uses_context:
-            return query
-        if context is None:
-            raise ConfigError(None, None, "this reader was trained with document context: give each pair the leads "
-                                          "of the query's and the candidate's documents "
-                                          "(ltr.reader.context.LeadContext)")
-        leads = []
-        for lead in context:
-            if lead not in self._leads:
-                self._leads[lead] = cut_tokens(self.tokenizer, " ".join(lead.split()), self.config.context_tokens)
-            leads.append(self._leads[lead])
-        return f"{query}{self._sep}{leads[0]}{self._sep}{leads[1]}"
-
     def _tokenise(self, topics: list[Topic], passages: list[str],
                   contexts: list[tuple[str, str]] | None) -> list[tuple[str, tuple[str, str] | None]]:
-        """Tokenise the query sides and passages not seen yet (one batched call each); the pairs' query keys."""
+        """Tokenise the query sides and passages not seen yet (one batched backend call for each kind of piece);
+        the pairs' query keys.
+
+        A query side is the marked query, cut by :func:`query_string`, then (with document context) the lead of
+        the query's document and the lead of the candidate's, each cut to ``context_tokens`` by :func:`cut_tokens`.
+        The passage side stays the passage alone, so span prediction never sees a lead."""
         keys = []
-        segments: dict[tuple[str, tuple[str, str] | None], str] = {}
+        new: dict[tuple[str, tuple[str, str] | None], None] = {}
         for i, topic in enumerate(topics):
             context = contexts[i] if self.config.uses_context and contexts is not None else None
             key = (topic.marked(MARK_OPEN, MARK_CLOSE), context)
-            if key not in self._queries and key not in segments:
-                segments[key] = self._segment(topic, context)
+            if key not in self._queries:
+                if self.config.uses_context and context is None:
+                    raise ConfigError(None, None, "this reader was trained with document context: give each pair the "
+                                                  "leads of the query's and the candidate's documents "
+                                                  "(ltr.reader.context.LeadContext)")
+                new[key] = None
             keys.append(key)
-        if segments:
-            encoded = self.tokenizer(list(segments.values()), add_special_tokens=False)["input_ids"]
-            for key, ids in zip(segments, encoded, strict=True):
+        if new:
+            marked = list(dict.fromkeys(key[0] for key in new))
+            markers = (self.open_id, self.close_id)
+            cut = {text: _cut_query(self._tokens, text, encoding, markers, self.config.max_query_tokens)
+                   for text, encoding in zip(marked, self._tokens.encode(marked), strict=True)}
+            if self.config.uses_context:
+                leads = list(dict.fromkeys(lead for key in new for lead in key[1] if lead not in self._leads))
+                texts = [" ".join(lead.split()) for lead in leads]
+                for lead, text, encoding in zip(leads, texts, self._tokens.encode(texts), strict=True):
+                    self._leads[lead] = _cut_text(text, encoding, self.config.context_tokens)
+                segments = [f"{cut[query]}{self._sep}{self._leads[ours]}{self._sep}{self._leads[theirs]}"
+                            for query, (ours, theirs) in new]
+            else:
+                segments = [cut[query] for query, _ in new]
+            for key, ids in zip(new, self._tokens.ids(segments), strict=True):
                 q_open = ids.index(self.open_id)
                 q_close = ids.index(self.close_id, q_open + 1)
                 self._queries[key] = (ids, q_open, q_close)
-        new = list(dict.fromkeys(p for p in passages if p not in self._passages))
-        if new:
-            encoded = self.tokenizer(new, add_special_tokens=False, return_offsets_mapping=True)
-            for text, ids, offsets in zip(new, encoded["input_ids"], encoded["offset_mapping"], strict=True):
-                self._passages[text] = (ids, [tuple(o) for o in offsets])
+        fresh = list(dict.fromkeys(p for p in passages if p not in self._passages))
+        for text, encoding in zip(fresh, self._tokens.encode(fresh), strict=True):
+            self._passages[text] = (encoding.ids, encoding.offsets)
         return keys
 
     def encode(self, topics: list[Topic], passages: list[str], gold: list[tuple[int, int] | None] | None = None,

