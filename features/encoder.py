@@ -36,7 +36,9 @@ import hashlib
 import json
 import logging
 import math
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +168,104 @@ def _windows(length: int, extents: list[tuple[int, int]], budget: int) -> list[t
     if not extents:
         return [(0, [])]
     return [(s, members[s]) for s in starts]
+
+
+@dataclass
+class _Pooling:
+    """Host-side indices that pool one batch's hidden states (width ``W``) into its output rows."""
+
+    rows: list[int]  # the output row of each pooled vector
+    seq_of_row: list[int]  # the batch sequence each row is pooled from
+    counts: np.ndarray  # tokens in each row's mention (0: the row takes the context vector)
+    flat: list[int]  # the mentions' token positions, row after row, as indices into hidden.reshape(-1, H)
+
+
+def _pooling(batch: list[_Sequence], width: int) -> _Pooling:
+    rows = [r for seq in batch for r in seq.rows]
+    return _Pooling(
+        rows=rows,
+        seq_of_row=[i for i, seq in enumerate(batch) for _ in seq.rows],
+        counts=np.fromiter((len(pos) for seq in batch for pos in seq.positions), dtype=np.int64, count=len(rows)),
+        flat=[i * width + p for i, seq in enumerate(batch) for pos in seq.positions for p in pos])
+
+
+@dataclass
+class _Batch:
+    """One batch as the model gets it: padded ids and mask (CPU), and how its outputs are pooled and placed."""
+
+    ids: torch.Tensor
+    mask: torch.Tensor
+    expand: list[int] | None  # per sequence of the batch, its row in ids (None: one sequence per row)
+    pooling: _Pooling
+    passage_at: list[int]  # the sequences (after expand) that give a unit its passage vector ...
+    passage_rows: list[int]  # ... and that unit
+    units: int  # units this batch completes, for progress
+
+
+@dataclass
+class _Plan:
+    """:meth:`BiEncoder.plan`'s result: the sequences of a call, and its batches made one at a time."""
+
+    encoder: BiEncoder
+    sequences: list[_Sequence]
+    unique: list[list[int]]  # groups of identical sequences, shortest first
+    n_rows: int
+    n_units: int
+    batch_size: int
+    passages: bool
+
+    def batches(self) -> Iterator[_Batch]:
+        done = 0
+        for b in range(0, len(self.unique), self.batch_size):
+            groups = self.unique[b : b + self.batch_size]
+            ids, mask = self.encoder.pad([self.sequences[members[0]] for members in groups])
+            batch = [self.sequences[i] for members in groups for i in members]
+            expand = ([g for g, members in enumerate(groups) for _ in members] if len(batch) > len(groups)
+                      else None)
+            mine = [i for i, seq in enumerate(batch) if seq.passage >= 0] if self.passages else []
+            step = round(self.n_units * (b + len(groups)) / len(self.unique)) - done
+            done += step
+            yield _Batch(ids, mask, expand, _pooling(batch, ids.shape[1]), mine,
+                         [batch[i].passage for i in mine], step)
+
+
+class _Readback:
+    """Vectors computed on the device, copied into their host arrays every :attr:`EVERY` batches, not after each.
+
+    Reading a result back to the host waits for the device: after every batch, the CPU could not prepare the next
+    batch (tokens, padding, pooling indices) while the GPU runs this one. Batches are queued instead and read back
+    together, which bounds the results held on the device. On the CPU it changes nothing (the same values, copied
+    later)."""
+
+    EVERY = 16
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[np.ndarray, list[int], torch.Tensor]] = []
+
+    def add(self, target: np.ndarray, rows: list[int], vectors: torch.Tensor) -> None:
+        self._pending.append((target, rows, vectors))
+        if len(self._pending) >= self.EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        for target, rows, vectors in self._pending:
+            target[rows] = vectors.float().cpu().numpy()
+        self._pending.clear()
+
+
+def _on(device: str | torch.device, values, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """``values`` (a list, array or CPU tensor) on ``device``, without waiting for the device.
+
+    A copy from pageable host memory waits until every kernel already queued on the stream has run, i.e. for the
+    batch the GPU is still running (see :class:`_Readback`). Staged in pinned memory and copied with
+    ``non_blocking``, it does not; torch's caching host allocator keeps the pinned source until the copy is done.
+    """
+    tensor = torch.as_tensor(values)
+    if dtype is not None:
+        tensor = tensor.to(dtype)
+    if torch.device(device).type != "cuda":
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)
 
 
 def _l2(x: torch.Tensor) -> torch.Tensor:
@@ -443,18 +543,17 @@ class BiEncoder:
     # -- forward -----------------------------------------------------------------------------------
     def pad(self, batch: list[_Sequence]) -> tuple[torch.Tensor, torch.Tensor]:
         """Token ids and attention mask of a batch of sequences, padded to the longest (on the CPU)."""
-        width = max(len(s.ids) for s in batch)
-        ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for i, seq in enumerate(batch):
-            ids[i, : len(seq.ids)] = torch.tensor(seq.ids)
-            mask[i, : len(seq.ids)] = 1
-        return ids, mask
+        lengths = np.fromiter((len(seq.ids) for seq in batch), dtype=np.int64, count=len(batch))
+        filled = np.arange(int(lengths.max())) < lengths[:, None]
+        ids = np.full(filled.shape, self.pad_id, dtype=np.int64)
+        ids[filled] = np.fromiter(chain.from_iterable(seq.ids for seq in batch), dtype=np.int64,
+                                  count=int(lengths.sum()))  # row by row, as the mask's True cells are read
+        return torch.from_numpy(ids), torch.from_numpy(filled.astype(np.int64))
 
     def _hidden(self, model: torch.nn.Module, batch: list[_Sequence]) -> tuple[torch.Tensor, torch.Tensor]:
         """Last hidden states and attention mask of one padded batch of sequences."""
         ids, mask = self.pad(batch)
-        ids, mask = ids.to(self.device), mask.to(self.device)
+        ids, mask = _on(self.device, ids), _on(self.device, mask)
         return model(input_ids=ids, attention_mask=mask).last_hidden_state, mask
 
     @staticmethod
@@ -470,31 +569,28 @@ class BiEncoder:
 
     def _pool(self, batch: list[_Sequence], hidden: torch.Tensor, mask: torch.Tensor
               ) -> tuple[torch.Tensor, list[int]]:
-        width = hidden.shape[1]
+        return self._pool_rows(_pooling(batch, hidden.shape[1]), hidden, mask)
+
+    def _pool_rows(self, index: _Pooling, hidden: torch.Tensor, mask: torch.Tensor
+                   ) -> tuple[torch.Tensor, list[int]]:
+        """The vectors of one batch's output rows, pooled from its hidden states as ``index`` says."""
         pooling = self.config.pooling
         context = _l2(hidden[:, 0]) if pooling.endswith("cls") else self._mean(hidden, mask)
-        seq_of_row, rows, flat, weights, owner = [], [], [], [], []
-        k = 0
-        for i, seq in enumerate(batch):
-            for pos, r in zip(seq.positions, seq.rows, strict=True):
-                seq_of_row.append(i)
-                rows.append(r)
-                for p in pos:
-                    flat.append(i * width + p)
-                    weights.append(1.0 / len(pos))
-                    owner.append(k)
-                k += 1
-        if not k:  # only passage-vector sequences in this batch
+        rows = index.rows
+        if not rows:  # only passage-vector sequences in this batch
             return hidden.new_zeros((0, self.dim)), rows
-        ctx_rows = context[torch.tensor(seq_of_row, device=self.device)]
+        ctx_rows = context[_on(self.device, index.seq_of_row)]
         if pooling in ("cls", "mean"):
             return ctx_rows, rows
-        span = torch.zeros((k, hidden.shape[-1]), dtype=hidden.dtype, device=self.device)
-        if flat:
-            gathered = hidden.reshape(-1, hidden.shape[-1])[torch.tensor(flat, device=self.device)]
-            w = torch.tensor(weights, dtype=hidden.dtype, device=self.device).unsqueeze(-1)
-            span = span.index_add(0, torch.tensor(owner, device=self.device), gathered * w)
-        has_span = torch.tensor([bool(p) for s in batch for p in s.positions], device=self.device).unsqueeze(-1)
+        # each row's span: the mean of its mention's token vectors, as one weighted index_add over the batch
+        counts = index.counts
+        span = torch.zeros((len(rows), hidden.shape[-1]), dtype=hidden.dtype, device=self.device)
+        if len(index.flat):
+            gathered = hidden.reshape(-1, hidden.shape[-1])[_on(self.device, index.flat)]
+            w = _on(self.device, 1.0 / np.repeat(counts, counts), hidden.dtype).unsqueeze(-1)
+            owner = _on(self.device, np.repeat(np.arange(len(rows)), counts))
+            span = span.index_add(0, owner, gathered * w)
+        has_span = _on(self.device, counts > 0).unsqueeze(-1)
         span = torch.where(has_span, _l2(span), ctx_rows)  # no mention tokens: fall back to the context
         if pooling == "span":
             return span, rows
@@ -512,6 +608,25 @@ class BiEncoder:
                 out[r] = v
         return torch.stack(out)  # type: ignore[arg-type]
 
+    def plan(self, units: list[Unit], side: str, batch_size: int = 64, passages: bool = False, spans: bool = True
+             ) -> _Plan:
+        """Everything :meth:`encode_units` does on the host, before and around the model: tokens, sequences,
+        repeated sentences found, batches sorted by length; each batch's padded ids and pooling indices are made
+        when the batch is reached (:attr:`_Plan.batches`), so on a GPU they are made while it runs the batch
+        before."""
+        if spans:
+            sequences, n_rows = self._sequences(units, side, passages=passages)
+        elif passages:
+            sequences, n_rows = self._plain_sequences([u.text for u in units]), 0
+        else:
+            raise ValueError("spans=False needs passages=True")
+        # identical token sequences (repeated sentences) run through the model once
+        copies: dict[tuple[int, ...], list[int]] = {}
+        for i, seq in enumerate(sequences):
+            copies.setdefault(tuple(seq.ids), []).append(i)
+        unique = sorted(copies.values(), key=lambda members: len(sequences[members[0]].ids))
+        return _Plan(self, sequences, unique, n_rows, len(units), batch_size, passages)
+
     @torch.inference_mode()
     def encode_units(self, units: list[Unit], side: str, batch_size: int = 64, progress: bool = False,
                      desc: str | None = None, passages: bool = False, spans: bool = True
@@ -526,41 +641,27 @@ class BiEncoder:
         ``passages``): passage vectors only, the spans are ignored (an empty first array).
         """
         model = self.query_model if side == "query" else self.passage_model
-        if spans:
-            sequences, n_rows = self._sequences(units, side, passages=passages)
-        elif passages:
-            sequences, n_rows = self._plain_sequences([u.text for u in units]), 0
-        else:
-            raise ValueError("spans=False needs passages=True")
-        # identical token sequences (repeated sentences) run through the model once
-        copies: dict[tuple[int, ...], list[int]] = {}
-        for i, seq in enumerate(sequences):
-            copies.setdefault(tuple(seq.ids), []).append(i)
-        unique = sorted(copies.values(), key=lambda members: len(sequences[members[0]].ids))
-        out = np.zeros((n_rows, self.dim), dtype=np.float32)
+        plan = self.plan(units, side, batch_size, passages, spans)
+        out = np.zeros((plan.n_rows, self.dim), dtype=np.float32)
         plain = np.zeros((len(units) if passages else 0, self.hidden), dtype=np.float32)
         bar = progress_bar(desc=desc or f"encode {side}s", unit=side, total=len(units), enabled=progress)
-        done_units = 0
-        for b in range(0, len(unique), batch_size):
-            groups = unique[b : b + batch_size]
+        readback = _Readback()
+        for batch in plan.batches():
+            mask = _on(self.device, batch.mask)
             with self._autocast():
-                hidden, mask = self._hidden(model, [sequences[members[0]] for members in groups])
+                hidden = model(input_ids=_on(self.device, batch.ids), attention_mask=mask).last_hidden_state
             hidden = hidden.float()
-            batch = [sequences[i] for members in groups for i in members]
-            if len(batch) > len(groups):  # every copy pools from its representative's hidden states
-                at = torch.tensor([g for g, members in enumerate(groups) for _ in members], device=hidden.device)
+            if batch.expand is not None:  # every copy pools from its representative's hidden states
+                at = _on(self.device, batch.expand)
                 hidden, mask = hidden[at], mask[at]
-            vectors, rows = self._pool(batch, hidden, mask)
+            vectors, rows = self._pool_rows(batch.pooling, hidden, mask)
             if rows:
-                out[rows] = vectors.float().cpu().numpy()
-            if passages:
-                mine = [i for i, seq in enumerate(batch) if seq.passage >= 0]
-                if mine:
-                    at = torch.tensor(mine, device=hidden.device)
-                    plain[[batch[i].passage for i in mine]] = self._mean(hidden[at], mask[at]).float().cpu().numpy()
-            step = round(len(units) * (b + len(groups)) / len(unique)) - done_units
-            bar.update(step)
-            done_units += step
+                readback.add(out, rows, vectors)
+            if batch.passage_at:
+                at = _on(self.device, batch.passage_at)
+                readback.add(plain, batch.passage_rows, self._mean(hidden[at], mask[at]))
+            bar.update(batch.units)
+        readback.flush()
         bar.close()
         return (out, plain) if passages else out
 

@@ -96,6 +96,36 @@ def test_batching_does_not_change_vectors(encoder):
                                encoder.encode_units(units, "passage", batch_size=64), atol=1e-5)
 
 
+def test_reading_back_every_batch_or_in_groups_gives_the_same_bytes(encoder, monkeypatch):
+    """Results stay on the device for up to _Readback.EVERY batches (no sync per batch on a GPU); where they are
+    copied out must not change them, nor which row gets which vector."""
+    from features import encoder as module
+
+    texts = [f"Reid {'was seen again ' * (i % 9)}in rehab number {i}." for i in range(40)]
+    units = [Unit(t, [(0, 4), (t.index("rehab"), t.index("rehab") + 5)]) for t in texts] + [Unit("no mention", [])]
+    assert len(list(encoder.plan(units, "passage", 2, passages=True).batches())) > module._Readback.EVERY
+    grouped = encoder.encode_units(units, "passage", batch_size=2, passages=True)  # more than one group
+    monkeypatch.setattr(module._Readback, "EVERY", 1)
+    each = encoder.encode_units(units, "passage", batch_size=2, passages=True)
+    for a, b in zip(grouped, each, strict=True):
+        assert a.tobytes() == b.tobytes()
+    assert not (grouped[0] == 0).all(axis=1).any() and not (grouped[1] == 0).all(axis=1).any()  # every row written
+
+
+def test_plan_batches_hold_each_distinct_sequence_once(encoder):
+    """encode_units' host side alone (what benchmarks/gpu_throughput.py times): every distinct sequence in one
+    batch, shortest first; every output row and passage vector placed once."""
+    same = Unit("Reid entered rehab on Tuesday.", [(0, 4), (5, 12)])
+    units = [same, Unit("Lohan checked into a clinic near the sea.", [(0, 5)]), same, Unit("No mention.", [])]
+    plan = encoder.plan(units, "passage", batch_size=2, passages=True)
+    batches = list(plan.batches())
+    lengths = [int(m.sum()) for b in batches for m in b.mask]
+    assert lengths == sorted(lengths) and len(lengths) == 3  # three distinct sequences
+    assert sorted(r for b in batches for r in b.pooling.rows) == list(range(plan.n_rows)) and plan.n_rows == 6
+    assert sorted(u for b in batches for u in b.passage_rows) == [0, 1, 2, 3]
+    assert sum(b.units for b in batches) == len(units)
+
+
 def test_a_repeated_sentence_runs_through_the_model_once(encoder):
     """Identical token sequences share one forward pass; each copy still gets its own rows and passage vector."""
     seen: list[int] = []
