@@ -83,44 +83,100 @@ def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str]
     (Lee et al.'s scorer applied to every candidate mention, not only to the span heads' choice).
     ``contexts[i]``: (lead of the query's document, lead of passages[i]'s document), for a reader trained
     with document context (:class:`ltr.reader.context.LeadContext` gives them).
+
+    Nothing is read back to the host per batch (on a GPU, a read-back waits for the device): every batch of a chunk
+    is queued (inputs copied from pinned memory without waiting, forward, candidate scores), its few numbers per
+    window stay on the device, and the chunk's results are copied back in one go, waited for only after the next
+    chunk has been encoded and queued. So on a GPU the host encodes and collates while the device runs the forward;
+    on a CPU it is the same computation in the same order (the same bits as a read-back per batch).
     """
     if len(topics) != len(passages) or any(x is not None and len(x) != len(passages) for x in (candidates, contexts)):
         raise ValueError("topics, passages (and candidates, contexts) must have the same length")
     n = len(topics)
-    scores = np.full(n, -np.inf, dtype=np.float32)
-    predicted = np.full(n, -np.inf, dtype=np.float32)
-    confidences = np.zeros(n, dtype=np.float32)
-    spans: list[Span | None] = [None] * n
-    predicted_spans: list[Span | None] = [None] * n
+    result = PairScores(scores=np.full(n, -np.inf, dtype=np.float32),
+                        span_confidences=np.zeros(n, dtype=np.float32), spans=[None] * n,
+                        predicted_scores=np.full(n, -np.inf, dtype=np.float32), predicted_spans=[None] * n)
     reader.model.eval()
-    device = reader.device
     bar = progress_bar(desc="reader", unit="pair", total=n, enabled=progress)
     encoder = PairEncoder(reader.tokenizer, reader.encoding)  # each query side and passage tokenised once a call
+    queued: _QueuedChunk | None = None
     for lo in range(0, n, chunk_pairs):
         hi = min(n, lo + chunk_pairs)
         windows = encoder.encode(list(topics[lo:hi]), list(passages[lo:hi]),
                                  contexts=list(contexts[lo:hi]) if contexts is not None else None)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].input_ids))
-        for b in range(0, len(order), batch_size):
-            chunk = [windows[i] for i in order[b : b + batch_size]]
-            batch = {k: v.to(device) for k, v in collate(chunk, reader.tokenizer.pad_token_id).items()}
-            batch.pop("gold_start"), batch.pop("gold_end")
-            with torch.inference_mode():
-                out = reader.model(**batch, return_hidden=candidates is not None)
-                options = _span_options(reader, chunk, batch, out, lo, candidates)
-            for k, window in enumerate(chunk):
-                pair = lo + window.pair
-                alone, s, e, _ = options[k][0]
-                if alone > predicted[pair]:
-                    predicted[pair], predicted_spans[pair] = alone, _span(window, s, e, passages[pair])
-                best_score, s, e, confidence = max(options[k], key=lambda o: o[0])
-                if best_score > scores[pair]:
-                    scores[pair], confidences[pair] = best_score, confidence
-                    spans[pair] = _span(window, s, e, passages[pair])
-        bar.update(hi - lo)
+        batches = [[windows[i] for i in order[b : b + batch_size]] for b in range(0, len(order), batch_size)]
+        chunk = _QueuedChunk(reader, lo, hi - lo, batches, candidates)
+        if queued is not None:  # the previous chunk's results, while the device runs this one
+            queued.keep_best(result, passages)
+            bar.update(queued.pairs)
+        queued = chunk
+    if queued is not None:
+        queued.keep_best(result, passages)
+        bar.update(queued.pairs)
     bar.close()
-    return PairScores(scores=scores, span_confidences=confidences, spans=spans, predicted_scores=predicted,
-                      predicted_spans=predicted_spans)
+    return result
+
+
+def _on_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A CPU tensor on ``device`` without waiting for the device: a copy from pageable memory waits for every kernel
+    already queued; one from pinned memory with ``non_blocking`` does not (torch's caching host allocator keeps the
+    pinned source until the copy is done)."""
+    if device.type != "cuda":
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)
+
+
+class _QueuedChunk:
+    """One chunk of score_pairs: its batches queued on the reader's device at construction, their results (per
+    window: score, span start and end, confidence; per candidate span: score, confidence) kept on the device and
+    copied to the host in one non-blocking copy per field; :meth:`keep_best` waits for those copies only."""
+
+    def __init__(self, reader: Reader, lo: int, pairs: int, batches: list[list], candidates):
+        device = reader.device
+        self.lo, self.pairs, self.batches = lo, pairs, batches
+        self.candidates: list[list[tuple[int, int, int]]] = []  # per batch: (row, start, end) of candidate spans
+        fields: list[list[torch.Tensor]] = [[] for _ in range(6)]
+        gpu = device.type == "cuda"
+        with torch.inference_mode():
+            for windows in batches:
+                rows = [(k, s, e) for k, window in enumerate(windows) if candidates is not None
+                        for s, e in _candidate_positions(window, candidates[lo + window.pair])]
+                self.candidates.append(rows)
+                batch = collate(windows, reader.tokenizer.pad_token_id)
+                batch.pop("gold_start"), batch.pop("gold_end")
+                if rows:
+                    batch["candidates"] = torch.tensor(rows)
+                batch = {k: _on_device(v, device) for k, v in batch.items()}
+                for field, values in zip(fields, _batch_results(reader, batch, candidates is not None), strict=True):
+                    field.append(values)
+            # one copy per field; on a GPU into pinned host memory, not waited for until keep_best
+            self.host = [torch.cat(field).to("cpu", non_blocking=gpu) for field in fields]
+        self.done = torch.cuda.Event() if gpu else None
+        if self.done is not None:
+            self.done.record()
+
+    def keep_best(self, result: PairScores, passages: Sequence[str]) -> None:
+        """Wait for this chunk's results, then keep each pair's best window (and its span) in ``result``."""
+        if self.done is not None:
+            self.done.synchronize()
+        score, start, end, confidence, cand_score, cand_confidence = (field.tolist() for field in self.host)
+        w = c = 0  # positions of the next window and of the next candidate span in the chunk's results
+        for windows, rows in zip(self.batches, self.candidates, strict=True):
+            options = [[(score[w + k], start[w + k], end[w + k], confidence[w + k])] for k in range(len(windows))]
+            for i, (row, s, e) in enumerate(rows):
+                options[row].append((cand_score[c + i], s, e, cand_confidence[c + i]))
+            w, c = w + len(windows), c + len(rows)
+            for k, window in enumerate(windows):
+                pair = self.lo + window.pair
+                alone, s, e, _ = options[k][0]
+                if alone > result.predicted_scores[pair]:
+                    result.predicted_scores[pair] = alone
+                    result.predicted_spans[pair] = _span(window, s, e, passages[pair])
+                best_score, s, e, best_confidence = max(options[k], key=lambda o: o[0])
+                if best_score > result.scores[pair]:
+                    result.scores[pair], result.span_confidences[pair] = best_score, best_confidence
+                    result.spans[pair] = _span(window, s, e, passages[pair])
 
 
 def _span(window, start: int, end: int, text: str) -> Span | None:
@@ -130,32 +186,23 @@ def _span(window, start: int, end: int, text: str) -> Span | None:
     return Span(a, z, text[a:z])
 
 
-def _span_options(reader: Reader, chunk, batch, out, lo: int, candidates) -> list[list[tuple[float, int, int, float]]]:
-    """Per window: (score, start, end, confidence) of the predicted span first, then of each candidate span."""
-    score = out.score.float().cpu().tolist()
-    start, end = out.span_start.cpu().tolist(), out.span_end.cpu().tolist()
-    confidence = out.decoded.confidence.cpu().tolist()
-    options = [[(score[k], start[k], end[k], confidence[k])] for k in range(len(chunk))]
-    if candidates is None:
-        return options
-    rows, starts, ends = [], [], []
-    for k, window in enumerate(chunk):
-        for s, e in _candidate_positions(window, candidates[lo + window.pair]):
-            rows.append(k)
-            starts.append(s)
-            ends.append(e)
-    if not rows:
-        return options
-    device = out.hidden.device
-    rows_t, starts_t, ends_t = (torch.tensor(x, device=device) for x in (rows, starts, ends))
+def _batch_results(reader: Reader, batch: dict[str, torch.Tensor], with_candidates: bool) -> tuple[torch.Tensor, ...]:
+    """On the device, nothing read back (called in inference mode): per window (score, span start, span end,
+    confidence) of the predicted span, then per candidate span of ``batch["candidates"]`` (rows of (window, start,
+    end)) its score and confidence (empty without candidates)."""
+    rows = batch.pop("candidates", None)
+    out = reader.model(**batch, return_hidden=with_candidates)
+    predicted = (out.score.float(), out.span_start, out.span_end, out.decoded.confidence)
+    if rows is None:
+        empty = torch.empty(0, dtype=torch.float32, device=out.score.device)
+        return (*predicted, empty, empty)
+    rows_t, starts_t, ends_t = rows[:, 0], rows[:, 1], rows[:, 2]
     cand_scores = reader.model.pair_score(out.hidden[rows_t], batch["query_open"][rows_t],
-                                          batch["query_close"][rows_t], starts_t, ends_t).float().cpu().tolist()
+                                          batch["query_close"][rows_t], starts_t, ends_t).float()
     start_lp = masked_log_softmax(out.start_logits, batch["passage_mask"])
     end_lp = masked_log_softmax(out.end_logits, batch["passage_mask"])
-    cand_conf = (start_lp[rows_t, starts_t] + end_lp[rows_t, ends_t]).exp().float().cpu().tolist()
-    for r, s, e, sc, cf in zip(rows, starts, ends, cand_scores, cand_conf, strict=True):
-        options[r].append((sc, s, e, cf))
-    return options
+    cand_conf = (start_lp[rows_t, starts_t] + end_lp[rows_t, ends_t]).exp().float()
+    return (*predicted, cand_scores, cand_conf)
 
 
 def rerank_run(reader: Reader, topics: Sequence[Topic], run: Rankings, passage_text: Callable[[str], str | None],

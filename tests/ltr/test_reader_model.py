@@ -102,6 +102,29 @@ def test_inference_forward_reads_nothing_back_to_the_host(tiny_bert):
         reader.model(**batch, gold_start=gold[0], gold_end=gold[1])
     assert recorder.reads == ["__bool__"]  # the recorder sees the check where it is still made
 
+def test_score_pairs_reads_back_once_per_chunk_not_per_batch(tiny_bert):
+    """score_pairs keeps a chunk's results on the device and reads them back together (on a GPU each read-back waits
+    for the device, so the host could not prepare the next batch while the device runs this one): its reads,
+    outside the HF encoder, are as many with one window a batch as with all windows in one batch, and grow with the
+    chunks only."""
+    from ltr.reader.infer import score_pairs
+
+    reader = new_reader(tiny_bert)
+    passages = PASSAGES * 3
+
+    def reads(batch_size, chunk_pairs, candidates=None):
+        with _HostReads(reader.model.encoder) as recorder:
+            score_pairs(reader, [TOPIC] * len(passages), passages, batch_size=batch_size, chunk_pairs=chunk_pairs,
+                        candidates=candidates)
+        return len(recorder.reads)
+
+    one_chunk = reads(len(passages), len(passages))
+    assert 0 < one_chunk == reads(1, len(passages))
+    assert reads(1, 2) == reads(2, 2) == 3 * one_chunk
+    spans = [[(4, 9), (0, 3)] if "storm" in p else [(0, 6)] for p in passages]
+    assert reads(1, len(passages), spans) == reads(len(passages), len(passages), spans) == one_chunk
+
+
 @st.composite
 def logits_and_masks(draw):
     n = draw(st.integers(1, 4))

@@ -181,3 +181,83 @@ def test_rerank_cli_interpolation_weight_zero_keeps_the_first_stage_order(reader
     assert json.loads((tmp_path / "kind.trec.meta.json").read_text())["interpolate"] == "entity=1;event=0"
     code = run_cli(reader_cli, [*args, "--interpolate", "1.5", "--output", str(tmp_path / "bad.trec")])
     assert code == 2 and not (tmp_path / "bad.trec").exists()
+
+
+def per_batch_reference(reader, topics, passages, batch_size, chunk_pairs, candidates=None):
+    """score_pairs as it was before its results stayed on the device: each batch's numbers read back after its
+    forward, the best window kept pair by pair at once."""
+    import numpy as np
+    import torch
+
+    from ltr.reader.decoding import masked_log_softmax
+    from ltr.reader.encoding import PairEncoder, collate
+    from ltr.reader.infer import _candidate_positions, _span
+
+    n = len(topics)
+    scores, predicted = np.full(n, -np.inf, dtype=np.float32), np.full(n, -np.inf, dtype=np.float32)
+    confidences, spans, predicted_spans = np.zeros(n, dtype=np.float32), [None] * n, [None] * n
+    reader.model.eval()
+    encoder = PairEncoder(reader.tokenizer, reader.encoding)
+    for lo in range(0, n, chunk_pairs):
+        windows = encoder.encode(list(topics[lo : lo + chunk_pairs]), list(passages[lo : lo + chunk_pairs]))
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i].input_ids))
+        for b in range(0, len(order), batch_size):
+            chunk = [windows[i] for i in order[b : b + batch_size]]
+            batch = collate(chunk, reader.tokenizer.pad_token_id)
+            batch.pop("gold_start"), batch.pop("gold_end")
+            with torch.inference_mode():
+                out = reader.model(**batch, return_hidden=candidates is not None)
+                options = [[(float(out.score[k]), int(out.span_start[k]), int(out.span_end[k]),
+                             float(out.decoded.confidence[k]))] for k in range(len(chunk))]
+                rows = [(k, s, e) for k, w in enumerate(chunk) if candidates is not None
+                        for s, e in _candidate_positions(w, candidates[lo + w.pair])]
+                if rows:
+                    r, s, e = (torch.tensor(x) for x in zip(*rows, strict=True))
+                    cand = reader.model.pair_score(out.hidden[r], batch["query_open"][r], batch["query_close"][r], s, e)
+                    start_lp = masked_log_softmax(out.start_logits, batch["passage_mask"])
+                    end_lp = masked_log_softmax(out.end_logits, batch["passage_mask"])
+                    conf = (start_lp[r, s] + end_lp[r, e]).exp()
+                    for i, (k, s_k, e_k) in enumerate(rows):
+                        options[k].append((float(cand[i]), s_k, e_k, float(conf[i])))
+            for k, window in enumerate(chunk):
+                pair = lo + window.pair
+                if options[k][0][0] > predicted[pair]:
+                    predicted[pair] = options[k][0][0]
+                    predicted_spans[pair] = _span(window, *options[k][0][1:3], passages[pair])
+                best = max(options[k], key=lambda o: o[0])
+                if best[0] > scores[pair]:
+                    scores[pair], confidences[pair] = best[0], best[3]
+                    spans[pair] = _span(window, *best[1:3], passages[pair])
+    return scores, confidences, spans, predicted, predicted_spans
+
+
+@pytest.mark.parametrize(("batch_size", "chunk_pairs"), [(1, 2048), (3, 2), (4, 5), (64, 1)])
+@pytest.mark.parametrize("with_candidates", [False, True])
+def test_results_kept_on_the_device_are_the_per_batch_results_bit_for_bit(tiny_bert, topics, sparse_index, batch_size,
+                                                                         chunk_pairs, with_candidates):
+    """Reading the results back once per chunk (after the next chunk is queued) changes no bit of any score,
+    confidence or span: pairs of several windows (a short max_length), candidate spans, chunks and batches of every
+    size against the per-batch read-back it replaced."""
+    import numpy as np
+
+    from ltr.reader.encoding import EncodingConfig, PairEncoder
+    from ltr.reader.stage import index_mention_spans
+
+    reader = new_reader(tiny_bert, EncodingConfig(max_length=32, max_query_tokens=12, stride=4), seed=5)
+    ids = ["a1:0", "a1:1", "b2:0", "c3:0", "d4:1", "e5:0", "b2:0", "a1:0"]
+    texts = [sparse_index.passage_text(p) + " " + sparse_index.passage_text("e5:0") for p in ids]
+    pair_topics = [topics[k % len(topics)] for k in range(len(ids))]
+    spans_of = index_mention_spans(sparse_index)
+    candidates = [spans_of(t, p) for t, p in zip(pair_topics, ids, strict=True)] if with_candidates else None
+    got = score_pairs(reader, pair_topics, texts, batch_size=batch_size, chunk_pairs=chunk_pairs,
+                      candidates=candidates)
+    want = per_batch_reference(reader, pair_topics, texts, batch_size, chunk_pairs, candidates)
+    assert len(PairEncoder(reader.tokenizer, reader.encoding).encode(pair_topics, texts)) > len(texts)  # windows
+    assert got.scores.tobytes() == want[0].tobytes()
+    assert got.span_confidences.tobytes() == want[1].tobytes()
+    assert got.spans == want[2]
+    assert got.predicted_scores.tobytes() == want[3].tobytes()
+    assert got.predicted_spans == want[4]
+    assert np.isfinite(got.scores).all()
+    if with_candidates:
+        assert any(c for c in candidates) and (got.scores >= got.predicted_scores).all()
