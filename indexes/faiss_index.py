@@ -272,7 +272,8 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
     from the same forward pass where it can be. ``limit`` keeps only the first N passages (tests and quick
     experiments; recorded in the metadata). Passages are encoded ``chunk`` at a time, each chunk's sequences
     sorted by length into batches: the larger the chunk, the less padding (on ECB+ 512 padded 21% more tokens
-    than there are, 4096 about 3%), at the cost of holding a chunk's token ids and vectors in memory.
+    than there are, 4096 about 3%), at the cost of holding a chunk's token ids and vectors in memory. The next
+    chunk's tokens and batches are made while the model encodes this one (:meth:`BiEncoder.encode_chunks`).
     """
     import faiss
 
@@ -292,16 +293,20 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
         rows: list[tuple[int, int, int, int]] = []
         encode_seconds = 0.0
         bar = progress_bar(desc="encode passages", unit="passage", total=len(passages), enabled=progress)
-        for lo in range(0, len(passages), chunk):
-            part = passages[lo : lo + chunk]
-            units = [Unit(p.text, [(s, e) for s, e, _ in p.mentions]) for p in part]
+        parts = [passages[lo : lo + chunk] for lo in range(0, len(passages), chunk)]
+        # the next chunk is tokenised and batched on a worker thread while this one runs through the model
+        encoded = encoder.encode_chunks(([Unit(p.text, [(s, e) for s, e, _ in p.mentions]) for p in part]
+                                         for part in parts), "passage", batch_size=batch_size,
+                                        passages=plain is not None)
+        for lo, part in zip(range(0, len(passages), chunk), parts, strict=True):
             t0 = time.time()
+            result = next(encoded)
+            encode_seconds += time.time() - t0
             if plain is not None:
-                vecs, passage_vecs = encoder.encode_units(units, "passage", batch_size=batch_size, passages=True)
+                vecs, passage_vecs = result
                 plain.add(passage_vecs)
             else:
-                vecs = encoder.encode_units(units, "passage", batch_size=batch_size)
-            encode_seconds += time.time() - t0
+                vecs = result
             vectors.add(vecs)
             for number, p in enumerate(part, start=lo):
                 doc_numbers.setdefault(p.doc_id, len(doc_numbers))

@@ -126,6 +126,20 @@ def test_plan_batches_hold_each_distinct_sequence_once(encoder):
     assert sum(b.units for b in batches) == len(units)
 
 
+def test_encode_chunks_gives_each_chunks_encode_units_bytes(encoder):
+    """The pipelined path (next chunk planned on a worker thread) gives what encode_units gives chunk by chunk."""
+    texts = [f"Reid {'was seen ' * (i % 5)}in rehab {i}." for i in range(30)]
+    units = [Unit(t, [(0, 4), (t.index("rehab"), t.index("rehab") + 5)]) for t in texts]
+    chunks = [units[:7], units[7:8], units[8:30]]
+    got = list(encoder.encode_chunks(iter(chunks), "passage", batch_size=4, passages=True))
+    assert len(got) == 3
+    for chunk, (vectors, plain) in zip(chunks, got, strict=True):
+        want_vectors, want_plain = encoder.encode_units(chunk, "passage", batch_size=4, passages=True)
+        assert vectors.tobytes() == want_vectors.tobytes() and plain.tobytes() == want_plain.tobytes()
+    assert [v.shape[0] for v in encoder.encode_chunks([units[:3], units[3:5]], "query")] == [6, 4]
+    assert list(encoder.encode_chunks([], "passage")) == []
+
+
 def test_a_repeated_sentence_runs_through_the_model_once(encoder):
     """Identical token sequences share one forward pass; each copy still gets its own rows and passage vector."""
     seen: list[int] = []
