@@ -2,9 +2,11 @@
 
 Rows (each ``per second``, on ``--device``; fp32 and every ``--precisions`` value for the model rows):
 
-* ``encode``: :meth:`features.encoder.BiEncoder.encode_units` over passages of the bundled sample corpus (one
-  vector per candidate mention + the passage vector: what ``hybrid.index_dense`` does), against the model's
-  forward pass alone over the same sequences, tokenised and padded before the clock starts;
+* ``encode``: :meth:`features.encoder.BiEncoder.encode_chunks` over passages of the bundled sample corpus (or
+  ``--corpus``) in chunks of ``--chunk`` (one vector per candidate mention + the passage vector, the next chunk
+  planned while one encodes: what ``hybrid.index_dense`` does), against the model's forward pass alone over the
+  same batches, tokenised and padded before the clock starts; and the host side alone (:meth:`BiEncoder.plan`
+  and its batches), which must keep pace with the device;
 * ``reader``: :func:`ltr.reader.infer.score_pairs` over (query, passage) pairs, against the reader model's
   forward alone over the same windows, encoded and collated before the clock starts;
 * ``reader-encoding``: ``score_pairs``' CPU side before the forward, alone (the same pairs encoded into windows,
@@ -79,10 +81,11 @@ def encode_rows(args, device: str) -> list[dict]:
 
     host_side()  # warm-up
     host = _timed(host_side, "cpu")
-    # the forward alone over the very batches the full path runs (a repeated sentence once), on the device before
-    # the clock starts
-    batches = [(batch.ids.to(device), batch.mask.to(device))
-               for batch in encoder.plan(units, "passage", args.batch_size, passages=True).batches()]
+    # the forward alone over the very batches the full path runs (a repeated sentence once per chunk), on the
+    # device before the clock starts
+    batches = [(batch.ids.to(device), batch.mask.to(device)) for lo in range(0, len(units), args.chunk)
+               for batch in encoder.plan(units[lo : lo + args.chunk], "passage", args.batch_size,
+                                         passages=True).batches()]
     rows = [{"row": "encode passages: host side alone (tokenise, sequences, pad, pooling indices)",
              "unit": "passages/s", "CPU": len(units) / host}]
     for precision in ["fp32", *args.precisions]:
@@ -93,8 +96,12 @@ def encode_rows(args, device: str) -> list[dict]:
                 for ids, mask in batches:
                     encoder.passage_model(input_ids=ids, attention_mask=mask)
 
-        full = _timed(lambda: encoder.encode_units(units, "passage", batch_size=args.batch_size, passages=True),
-                      device)
+        def full_path():  # as hybrid.index_dense runs it: chunks, the next one planned while this one encodes
+            chunks = [units[lo : lo + args.chunk] for lo in range(0, len(units), args.chunk)]
+            for _ in encoder.encode_chunks(chunks, "passage", batch_size=args.batch_size, passages=True):
+                pass
+
+        full = _timed(full_path, device)
         alone = _timed(forward, device)
         rows.append({"row": f"encode passages ({precision})", "unit": "passages/s",
                      "full path": len(units) / full, "forward alone": len(units) / alone})
@@ -251,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reader-base", help="the reader's base checkpoint (default: the bundled MiniLM)")
     p.add_argument("--precisions", nargs="*", default=None, help="besides fp32 (default: bf16 fp16 on a GPU)")
     p.add_argument("--passages", type=int, default=20000)
+    p.add_argument("--chunk", type=int, default=4096, help="passages per encode_chunks chunk (hybrid.index_dense's)")
     p.add_argument("--corpus", help="passages JSONL (text, optional mentions) of the encode rows (default: the "
                                     "bundled sample's 1,053, repeated to --passages)")
     p.add_argument("--pairs", type=int, default=20000)
