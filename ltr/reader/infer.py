@@ -68,7 +68,8 @@ def _candidate_positions(window, spans: Sequence[tuple[int, int]]) -> list[tuple
     return out
 
 
-#: Pairs encoded at once by score_pairs (their windows sorted by length, then batched): bounds the windows in memory.
+#: Pairs encoded at once by score_pairs (their windows sorted by length, then batched): bounds the windows in memory
+#: (two chunks' at most: one queued on the device while the one before it is read back).
 CHUNK_PAIRS = 2048
 
 
