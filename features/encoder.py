@@ -49,6 +49,7 @@ from features.tokens import token_ids, token_ids_and_offsets
 from features.units import Unit
 from hybrid.core.atomic import atomic_directory
 from hybrid.core.background import in_background
+from hybrid.core.device import to_device
 from hybrid.core.errors import ConfigError
 from hybrid.core.outputs import Kind
 from hybrid.core.precision import autocast, check_precision, precision_record
@@ -252,21 +253,6 @@ class _Readback:
         for target, rows, vectors in self._pending:
             target[rows] = vectors.float().cpu().numpy()
         self._pending.clear()
-
-
-def _on(device: str | torch.device, values, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """``values`` (a list, array or CPU tensor) on ``device``, without waiting for the device.
-
-    A copy from pageable host memory waits until every kernel already queued on the stream has run, i.e. for the
-    batch the GPU is still running (see :class:`_Readback`). Staged in pinned memory and copied with
-    ``non_blocking``, it does not; torch's caching host allocator keeps the pinned source until the copy is done.
-    """
-    tensor = torch.as_tensor(values)
-    if dtype is not None:
-        tensor = tensor.to(dtype)
-    if torch.device(device).type != "cuda":
-        return tensor.to(device)
-    return tensor.pin_memory().to(device, non_blocking=True)
 
 
 def _l2(x: torch.Tensor) -> torch.Tensor:
@@ -554,7 +540,7 @@ class BiEncoder:
     def _hidden(self, model: torch.nn.Module, batch: list[_Sequence]) -> tuple[torch.Tensor, torch.Tensor]:
         """Last hidden states and attention mask of one padded batch of sequences."""
         ids, mask = self.pad(batch)
-        ids, mask = _on(self.device, ids), _on(self.device, mask)
+        ids, mask = to_device(ids, self.device), to_device(mask, self.device)
         return model(input_ids=ids, attention_mask=mask).last_hidden_state, mask
 
     @staticmethod
@@ -580,18 +566,18 @@ class BiEncoder:
         rows = index.rows
         if not rows:  # only passage-vector sequences in this batch
             return hidden.new_zeros((0, self.dim)), rows
-        ctx_rows = context[_on(self.device, index.seq_of_row)]
+        ctx_rows = context[to_device(index.seq_of_row, self.device)]
         if pooling in ("cls", "mean"):
             return ctx_rows, rows
         # each row's span: the mean of its mention's token vectors, as one weighted index_add over the batch
         counts = index.counts
         span = torch.zeros((len(rows), hidden.shape[-1]), dtype=hidden.dtype, device=self.device)
         if len(index.flat):
-            gathered = hidden.reshape(-1, hidden.shape[-1])[_on(self.device, index.flat)]
-            w = _on(self.device, 1.0 / np.repeat(counts, counts), hidden.dtype).unsqueeze(-1)
-            owner = _on(self.device, np.repeat(np.arange(len(rows)), counts))
+            gathered = hidden.reshape(-1, hidden.shape[-1])[to_device(index.flat, self.device)]
+            w = to_device(1.0 / np.repeat(counts, counts), self.device, hidden.dtype).unsqueeze(-1)
+            owner = to_device(np.repeat(np.arange(len(rows)), counts), self.device)
             span = span.index_add(0, owner, gathered * w)
-        has_span = _on(self.device, counts > 0).unsqueeze(-1)
+        has_span = to_device(counts > 0, self.device).unsqueeze(-1)
         span = torch.where(has_span, _l2(span), ctx_rows)  # no mention tokens: fall back to the context
         if pooling == "span":
             return span, rows
@@ -679,18 +665,18 @@ class BiEncoder:
         bar = progress_bar(desc=desc or f"encode {side}s", unit=side, total=plan.n_units, enabled=progress)
         readback = _Readback()
         for batch in batches:
-            mask = _on(self.device, batch.mask)
+            mask = to_device(batch.mask, self.device)
             with self._autocast():
-                hidden = model(input_ids=_on(self.device, batch.ids), attention_mask=mask).last_hidden_state
+                hidden = model(input_ids=to_device(batch.ids, self.device), attention_mask=mask).last_hidden_state
             hidden = hidden.float()
             if batch.expand is not None:  # every copy pools from its representative's hidden states
-                at = _on(self.device, batch.expand)
+                at = to_device(batch.expand, hidden.device)
                 hidden, mask = hidden[at], mask[at]
             vectors, rows = self._pool_rows(batch.pooling, hidden, mask)
             if rows:
                 readback.add(out, rows, vectors)
             if batch.passage_at:
-                at = _on(self.device, batch.passage_at)
+                at = to_device(batch.passage_at, hidden.device)
                 readback.add(plain, batch.passage_rows, self._mean(hidden[at], mask[at]))
             bar.update(batch.units)
         readback.flush()

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from hybrid.core.atomic import atomic_write
+from hybrid.core.device import to_device
 from hybrid.core.errors import InputError
 from hybrid.core.formats.runs import SCORE_DECIMALS, sorted_hits
 from hybrid.core.progress import progress as progress_bar
@@ -119,15 +120,6 @@ def score_pairs(reader: Reader, topics: Sequence[Topic], passages: Sequence[str]
     return result
 
 
-def _on_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """A CPU tensor on ``device`` without waiting for the device: a copy from pageable memory waits for every kernel
-    already queued; one from pinned memory with ``non_blocking`` does not (torch's caching host allocator keeps the
-    pinned source until the copy is done)."""
-    if device.type != "cuda":
-        return tensor.to(device)
-    return tensor.pin_memory().to(device, non_blocking=True)
-
-
 class _QueuedChunk:
     """One chunk of score_pairs: its batches queued on the reader's device at construction, their results (per
     window: score, span start and end, confidence; per candidate span: score, confidence) kept on the device and
@@ -148,7 +140,7 @@ class _QueuedChunk:
                 batch.pop("gold_start"), batch.pop("gold_end")
                 if rows:
                     batch["candidates"] = torch.tensor(rows)
-                batch = {k: _on_device(v, device) for k, v in batch.items()}
+                batch = {k: to_device(v, device) for k, v in batch.items()}
                 for field, values in zip(fields, _batch_results(reader, batch, candidates is not None), strict=True):
                     field.append(values)
             # one copy per field; on a GPU into pinned host memory, not waited for until keep_best
