@@ -497,13 +497,23 @@ class BiEncoder:
         sequences: list[_Sequence] = []
         row = 0
         for number, (unit, ids, offsets) in enumerate(zip(units, all_ids, all_offsets, strict=True)):
-            ends = [o[1] for o in offsets]
-            spans = [_token_span(offsets, ends, s, e) for s, e in unit.spans]
-            new_ids, positions, extents = _insert_markers(ids, spans, self.open_id, self.close_id, marked)
+            if unit.spans:
+                ends = [o[1] for o in offsets]
+                spans = [_token_span(offsets, ends, s, e) for s, e in unit.spans]
+            else:
+                spans = []
             rows = list(range(row, row + max(len(spans), 1)))
             row += len(rows)
             # a sequence identical to the unmarked whole text can carry the passage vector
             shares = passages and not (marked and spans) and budget == plain_budget
+            if spans and not marked and len(ids) <= budget:  # most passages: unmarked, one window, as below
+                sequences.append(_Sequence([self.cls_id, *ids, self.sep_id],
+                                           [list(range(a + 1, b + 1)) for a, b in spans], rows,
+                                           number if shares else -1))
+                if passages and not shares:
+                    sequences.append(_Sequence([self.cls_id, *ids[:plain_budget], self.sep_id], [], [], number))
+                continue
+            new_ids, positions, extents = _insert_markers(ids, spans, self.open_id, self.close_id, marked)
             if not spans:  # a passage with no candidate mention: one context vector
                 sequences.append(_Sequence([self.cls_id, *new_ids[:budget], self.sep_id], [[]], rows,
                                            number if shares else -1))
