@@ -29,12 +29,12 @@ import org.apache.lucene.index.Terms;
 import org.apache.lucene.search.CollectionStatistics;
 import org.apache.lucene.search.Collector;
 import org.apache.lucene.search.ConstantScoreQuery;
+import org.apache.lucene.search.FieldDoc;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.LeafCollector;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.QueryVisitor;
 import org.apache.lucene.search.Scorable;
-import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.ScoreMode;
 import org.apache.lucene.search.Sort;
 import org.apache.lucene.search.SortField;
@@ -255,16 +255,26 @@ public class GlobalStatsSearcher extends IndexSearcher {
 
   // ---- search ------------------------------------------------------------------------------------------------
 
-  /** Top {@code k} by (score desc, id asc), raw scores. */
+  /**
+   * Top {@code k} by (score desc, id asc), raw scores.
+   *
+   * <p>A hit's id is the sort value the collector already read (Anserini's {@code id} doc values, the bytes of the
+   * stored id): reading the stored field instead decompresses the stored block of every hit (a passage's whole
+   * JSON), ~95% of a 300-query passage search at depth 289. A document without the doc value falls back to it.
+   */
   public TopHits topHits(Query query, int k) throws IOException {
     TopFieldDocs docs = search(query, k, SCORE_THEN_ID, true);
-    StoredFields stored = storedFields();
-    Set<String> idOnly = Set.of(ID);
+    StoredFields stored = null;
     String[] ids = new String[docs.scoreDocs.length];
     float[] scores = new float[docs.scoreDocs.length];
     for (int i = 0; i < ids.length; i++) {
-      ScoreDoc hit = docs.scoreDocs[i];
-      ids[i] = stored.document(hit.doc, idOnly).get(ID);
+      FieldDoc hit = (FieldDoc) docs.scoreDocs[i];
+      if (hit.fields[1] instanceof BytesRef id) {
+        ids[i] = id.utf8ToString();
+      } else {
+        stored = stored != null ? stored : storedFields();
+        ids[i] = stored.document(hit.doc, Set.of(ID)).get(ID);
+      }
       scores[i] = hit.score;
     }
     return new TopHits(ids, scores, null);
