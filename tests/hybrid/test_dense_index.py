@@ -14,7 +14,10 @@ from indexes.faiss_index import (
     PASSAGE_VECTORS,
     PRODUCT_BLOCK,
     DenseIndex,
+    _exact_scores_of_bests,
     _float64_products,
+    best_mention_of_passage,
+    best_mention_of_passages,
     build_dense_index,
     iter_index_passages,
     stored_vectors,
@@ -156,6 +159,59 @@ def test_flat_vectors_are_read_in_place_and_other_indexes_reconstructed(dense_di
     hnsw = faiss.IndexHNSWFlat(8, 4, faiss.METRIC_INNER_PRODUCT)
     hnsw.add(rng.standard_normal((10, 8)).astype(np.float32))
     assert stored_vectors(hnsw) is None and stored_vectors(faiss.IndexFlatIP(8)) is None
+
+
+def test_best_mentions_of_passages_are_those_of_every_row_scored_exactly(dense_dir):
+    # Only the rows that float32 scores cannot rule out are scored exactly: each passage's best row, score and span
+    # stay those of scoring every row exactly (best_mention_of_passage), for every kind and query
+    index = DenseIndex(dense_dir)
+    rng = np.random.default_rng(5)
+    numbers = np.arange(len(index.passage_ids))
+    queries = [rng.standard_normal(index.faiss.d).astype(np.float32), np.array(index._stored[3]),
+               np.array(index._stored[len(index.rows) - 1]) * np.float32(1e-30)]
+    for query in queries:
+        for kind in (None, 1, 2):
+            expected = [best_mention_of_passage(index, query, int(n), kind) for n in numbers]
+            assert best_mention_of_passages(index, query, numbers, kind) == expected
+            assert best_mention_of_passages(index, query, numbers[::-1], kind) == expected[::-1]
+
+
+def test_rows_ruled_out_by_float32_scores_are_never_a_groups_best(dense_dir):
+    # groups of near ties whose float32 scores order them against their exact scores (copies of a vector with one
+    # product nudged up and another down by 1 ulp),
+    # plus duplicates: every group keeps its exact best and all rows tied with it
+    index = DenseIndex(dense_dir)
+    rng = np.random.default_rng(11)
+    d = index.faiss.d
+    query = rng.standard_normal(d).astype(np.float32)
+    pairs = []
+    for _ in range(4000):
+        base = rng.standard_normal(d).astype(np.float32)
+        nudged = base.copy()
+        up, down = rng.choice(d, 2, replace=False)  # one product 1 ulp higher, another 1 ulp lower
+        nudged[up] = np.nextafter(nudged[up], np.float32(np.inf) * np.sign(query[up]))
+        nudged[down] = np.nextafter(nudged[down], -np.float32(np.inf) * np.sign(query[down]))
+        approx = np.stack([base, nudged]) @ query
+        exact = np.stack([base, nudged]).astype(np.float64) @ query.astype(np.float64)
+        if approx[1] < approx[0] and exact[1] > exact[0] > 1:  # float32 orders them the other way round
+            pairs.append((base, nudged))
+        if len(pairs) == 6:
+            break
+    assert len(pairs) == 6
+    far = rng.standard_normal((30, d)).astype(np.float32) * np.float32(0.01)  # each scores below 1
+    index._stored = np.concatenate([np.stack([v for pair in pairs for v in pair]), far, np.stack(pairs[0])])
+    rows = np.arange(len(index._stored))
+    owner = np.concatenate([np.repeat(np.arange(6), 2), rng.integers(0, 6, 30), [0, 0]])
+    pruned = _exact_scores_of_bests(index, query, rows, owner, 6)
+    exact = index.exact_scores(query, rows)
+    kept = np.isfinite(pruned)
+    assert pruned[kept].tobytes() == exact[kept].tobytes() and not kept.all()
+    for group in range(6):
+        mine = owner == group
+        best = exact[mine].max()
+        assert pruned[mine].max() == best
+        assert (pruned[mine] == best).sum() == (exact[mine] == best).sum()
+    assert (pruned[owner == 0] == exact[owner == 0].max()).sum() == 2  # the nudged vector and its duplicate
 
 
 @pytest.mark.parametrize("which", ["old index", "passage weight 0"])
