@@ -99,3 +99,27 @@ def stored_raw_json(directory: str | Path) -> Iterator[dict]:
     """The stored ``raw`` JSON of every live document of the Lucene index at ``directory``, in Lucene order."""
     for raw in stored_raw(directory):
         yield json.loads(raw)
+
+
+def stored_prefixes(directory: str | Path, field: str, cut: str) -> list[tuple[int, str, bool]] | None:
+    """``(document number, text, cut)`` of every live document of the Lucene index at ``directory`` whose stored
+    ``field`` is non-empty, in Lucene order (the documents :func:`stored_raw` yields): the text before the first
+    match of ``cut`` (a Java regular expression; ``cut`` True), or the whole text when nothing matches. Read and cut
+    by the project jar's ``StoredText`` in one call, so only the part before the cut crosses into Python; None
+    when the running JVM lacks it (no project jar, or one built before it)."""
+    from hybrid.core.anserini import _java
+
+    try:
+        reader = _java("io.hybrid.lucene.StoredText")
+    except Exception:  # noqa: BLE001 - jnius raises JavaException / generic errors: no such class
+        return None
+    found = reader.prefixes(str(directory), field, cut)
+    return list(zip(found.docs, found.texts, found.cut, strict=True))
+
+
+def stored_texts(directory: str | Path, field: str, docs: list[int]) -> list[str]:
+    """The whole stored ``field`` of documents ``docs`` (numbers from :func:`stored_prefixes`), through the same
+    class."""
+    from hybrid.core.anserini import _java
+
+    return list(_java("io.hybrid.lucene.StoredText").texts(str(directory), field, list(docs))) if docs else []

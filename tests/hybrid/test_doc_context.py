@@ -9,14 +9,19 @@ import pytest
 from hybrid.core.records import Hit, Topic
 from hybrid.core.stage import Retriever
 from hybrid.retrieval.doc_context import (
+    _JAVA_SPACE,
     HEAD_KEYS,
+    JAVA_MENTIONS_KEY,
     DocumentVectors,
     SafetyNet,
+    directory_heads,
     document_vectors,
     passage_head,
     stored_passage_heads,
     stored_passages,
 )
+from indexes.lucene import PASSAGES
+from indexes.lucene_access import stored_prefixes, stored_raw
 
 # Passage "c:1" is annotated with no mentions at all ("mentions": [] kept as annotated), so no mention-level
 # retriever can reach it; its words are the query's, and its document is about the same story.
@@ -133,6 +138,31 @@ def test_passage_heads_are_the_stored_passages_keys_and_give_the_same_document_v
     expected = DocumentVectors.from_passages(whole)
     assert vectors.doc_ids == expected.doc_ids and vectors.passages_of == expected.passages_of
     assert (vectors.matrix != expected.matrix).nnz == 0
+
+
+def test_passages_cut_on_the_java_side_are_passage_head_of_each(net_index):
+    """The jar's cut (JAVA_MENTIONS_KEY) gives passage_head's dicts; a cut whose head does not decode (before
+    "contents": a trailing comma), or no match, decodes the whole record, as passage_head does."""
+    directory = net_index.path / PASSAGES
+    raws = list(stored_raw(directory))
+    assert stored_prefixes(directory, "raw", JAVA_MENTIONS_KEY) is not None  # the jar's path, not the fallback
+    assert list(directory_heads(directory)) == [passage_head(raw) for raw in raws]
+    assert all("mentions" not in head for head in directory_heads(directory))
+    assert list(directory_heads(directory, ',\\s*"contents"')) == [json.loads(raw) for raw in raws]
+    assert list(directory_heads(directory, "no such text")) == [json.loads(raw) for raw in raws]
+
+
+def test_the_java_space_class_is_pythons_whitespace(net_index):
+    # Python's \s in a str pattern is str.isspace; the class JAVA_MENTIONS_KEY spells out must match exactly those
+    # characters in Java, over the whole Basic Multilingual Plane (every whitespace character is in it)
+    from jnius import autoclass
+
+    text = "".join(chr(c) for c in range(1, 0x10000) if not 0xD800 <= c <= 0xDFFF)
+    matcher = autoclass("java.util.regex.Pattern").compile(_JAVA_SPACE).matcher(text)
+    found = []
+    while matcher.find():
+        found.append(text[matcher.start()])
+    assert found == [c for c in text if c.isspace()] and len(found) == 29
 
 
 @pytest.mark.parametrize("record", [
