@@ -49,6 +49,8 @@ def sorted_hits(hits: list[Hit]) -> list[Hit]:
 
 
 def _check_token(what: str, value: str) -> None:
+    if value and value.isascii() and value.isprintable() and " " not in value:
+        return  # the common case at once: printable ASCII holds no control character and, but for " ", no blank
     if not value or any(c.isspace() for c in value) or control_character(value) is not None:
         raise ValueError(f"{what} {value!r} cannot be written to a TREC run: it must be non-empty with no whitespace")
 

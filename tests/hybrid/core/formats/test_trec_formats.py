@@ -6,8 +6,9 @@ import math
 
 import pytest
 
+from hybrid.core.formats.lines import control_character
 from hybrid.core.formats.qrels import read_qrels
-from hybrid.core.formats.runs import read_run, write_run
+from hybrid.core.formats.runs import _check_token, read_run, write_run
 from hybrid.core.records import Hit
 
 
@@ -61,3 +62,19 @@ def test_spans_file_is_written_with_the_run(tmp_path):
     rows = (tmp_path / "r.spans.jsonl").read_text().splitlines()
     assert rows[0] == '{"qid": "q1", "docid": "a", "rank": 1, "score": 2.0, "start": 0, "end": 4, "mention": "Tara"}'
     assert '"start": null' in rows[1]
+
+
+def test_ids_are_refused_exactly_for_blanks_and_control_characters():
+    # the printable-ASCII shortcut accepts no id the full check refuses, and refuses none it accepts
+    def accepted(value):
+        try:
+            _check_token("docid", value)
+        except ValueError:
+            return False
+        return True
+
+    for code in range(0x10000):
+        for value in (chr(code), f"d{chr(code)}1"):
+            expected = bool(value) and not any(c.isspace() for c in value) and control_character(value) is None
+            assert accepted(value) == expected, hex(code)
+    assert not accepted("")
