@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from hybrid.core.anserini import Analyzer
+from hybrid.core.anserini import Analyzer, _java
 
 
 class LuceneQueries:
@@ -107,8 +107,6 @@ def stored_prefixes(directory: str | Path, field: str, cut: str) -> list[tuple[i
     match of ``cut`` (a Java regular expression; ``cut`` True), or the whole text when nothing matches. Read and cut
     by the project jar's ``StoredText`` in one call, so only the part before the cut crosses into Python; None
     when the running JVM lacks it (no project jar, or one built before it)."""
-    from hybrid.core.anserini import _java
-
     try:
         reader = _java("io.hybrid.lucene.StoredText")
     except Exception:  # noqa: BLE001 - jnius raises JavaException / generic errors: no such class
@@ -120,6 +118,4 @@ def stored_prefixes(directory: str | Path, field: str, cut: str) -> list[tuple[i
 def stored_texts(directory: str | Path, field: str, docs: list[int]) -> list[str]:
     """The whole stored ``field`` of documents ``docs`` (numbers from :func:`stored_prefixes`), through the same
     class."""
-    from hybrid.core.anserini import _java
-
     return list(_java("io.hybrid.lucene.StoredText").texts(str(directory), field, list(docs))) if docs else []
