@@ -84,7 +84,14 @@ def iter_index_passages(index: SparseIndex) -> list[IndexedPassage]:
     searcher = index.passages
     out = []
     for number in range(searcher.num_docs):
-        raw = json.loads(searcher.doc(number).raw())
+        stored = searcher.doc(number)
+        if stored is None:  # Anserini answers None where Lucene cannot read the stored fields (a damaged .fdt)
+            corpus = index.metadata.get("config", {}).get("corpus", "CORPUS")
+            raise IndexMissingError(
+                f"index {index.path} is damaged: the stored document of passage number {number} cannot be read; "
+                "check every Lucene file with HYBRID_VERIFY=full (checksums verified on open) or rebuild it with "
+                f"`python -m hybrid.index --corpus {corpus} --index {index.path} --overwrite`")
+        raw = json.loads(stored.raw())
         seen: set[tuple[int, int, str | None]] = set()
         mentions = []
         for m in raw["mentions"]:
