@@ -71,8 +71,16 @@ def encode_rows(args, device: str) -> list[dict]:
     from features.encoder import BiEncoder, Unit
 
     encoder = BiEncoder.load(args.encoder, device=device)
-    units = [Unit(p["text"], [(m["start"], m["end"]) for m in p.get("mentions") or []])
-             for p in sample_passages(args.passages, args.corpus)]
+    if args.index:  # the passages of a hybrid index with their detected mentions, as hybrid.index_dense reads them
+        from indexes.faiss_index import iter_index_passages
+        from indexes.sparse_index import SparseIndex
+
+        indexed = iter_index_passages(SparseIndex(args.index))
+        units = [Unit(p.text, [(s, e) for s, e, _ in p.mentions])
+                 for p in (indexed[i % len(indexed)] for i in range(args.passages))]
+    else:
+        units = [Unit(p["text"], [(m["start"], m["end"]) for m in p.get("mentions") or []])
+                 for p in sample_passages(args.passages, args.corpus)]
     encoder.encode_units(units[: args.batch_size], "passage", passages=True)  # warm-up
 
     def host_side():
@@ -259,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--precisions", nargs="*", default=None, help="besides fp32 (default: bf16 fp16 on a GPU)")
     p.add_argument("--passages", type=int, default=20000)
     p.add_argument("--chunk", type=int, default=4096, help="passages per encode_chunks chunk (hybrid.index_dense's)")
+    p.add_argument("--index", help="encode rows: the passages of this hybrid index, with its detected mentions")
     p.add_argument("--corpus", help="passages JSONL (text, optional mentions) of the encode rows (default: the "
                                     "bundled sample's 1,053, repeated to --passages)")
     p.add_argument("--pairs", type=int, default=20000)
