@@ -548,9 +548,9 @@ class BiEncoder:
                                   count=int(lengths.sum()))  # row by row, as the mask's True cells are read
         return torch.from_numpy(ids), torch.from_numpy(filled.astype(np.int64))
 
-    def _hidden(self, model: torch.nn.Module, batch: list[_Sequence]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Last hidden states and attention mask of one padded batch of sequences."""
-        ids, mask = self.pad(batch)
+    def _hidden(self, model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Last hidden states and attention mask (both on the device) of one padded batch (from :meth:`pad`)."""
         ids, mask = to_device(ids, self.device), to_device(mask, self.device)
         return model(input_ids=ids, attention_mask=mask).last_hidden_state, mask
 
@@ -562,7 +562,7 @@ class BiEncoder:
 
     def _forward(self, model: torch.nn.Module, batch: list[_Sequence], n_rows: int) -> tuple[torch.Tensor, list[int]]:
         """Vectors for the rows of one batch of sequences (differentiable)."""
-        hidden, mask = self._hidden(model, batch)
+        hidden, mask = self._hidden(model, *self.pad(batch))
         return self._pool(batch, hidden, mask)
 
     def _pool(self, batch: list[_Sequence], hidden: torch.Tensor, mask: torch.Tensor
@@ -684,9 +684,8 @@ class BiEncoder:
         readback = _Readback()
         with paused_collector():  # the batches' pooling lists, as in plan
             for batch in batches:
-                mask = to_device(batch.mask, self.device)
                 with self._autocast():
-                    hidden = model(input_ids=to_device(batch.ids, self.device), attention_mask=mask).last_hidden_state
+                    hidden, mask = self._hidden(model, batch.ids, batch.mask)
                 hidden = hidden.float()
                 if batch.expand is not None:  # every copy pools from its representative's hidden states
                     at = to_device(batch.expand, hidden.device)
