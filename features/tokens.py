@@ -8,13 +8,16 @@ character offsets, so they read those two straight from the backend's encodings.
 The result equals the tokenizer's own call (tests/features/test_tokens.py): the backend is first put in the state
 that call puts it in (no truncation, no padding, the tokenizer's ``split_special_tokens``) - a checkpoint's
 ``tokenizer.json`` may carry a truncation to 128 tokens and padding, which transformers lifts before every call.
-A slow (pure Python) tokenizer has no backend and goes through its own call.
+A slow (pure Python) tokenizer has no backend: its ids come from its own call, and it has no offsets at all
+(transformers' slow call leaves ``offset_mapping`` out), so asking it for offsets is a :class:`ConfigError`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from hybrid.core.errors import ConfigError
 
 Offsets = list[tuple[int, int]]
 
@@ -32,6 +35,14 @@ def _plain_backend(tokenizer: Any):
     return backend
 
 
+def require_fast(tokenizer: Any) -> None:
+    """A :class:`ConfigError` unless ``tokenizer`` is a fast one: token offsets (and a pair template's sequence ids)
+    exist only there."""
+    if not getattr(tokenizer, "is_fast", False):
+        raise ConfigError(None, None, f"{type(tokenizer).__name__} is not a fast tokenizer: token offsets need a "
+                                      "Hugging Face fast tokenizer (tokenizer.json)")
+
+
 def token_ids(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
     """Each text's token ids, without special tokens: ``tokenizer(texts, add_special_tokens=False)["input_ids"]``."""
     if not getattr(tokenizer, "is_fast", False):
@@ -42,9 +53,7 @@ def token_ids(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
 def token_ids_and_offsets(tokenizer: Any, texts: Sequence[str]) -> tuple[list[list[int]], list[Offsets]]:
     """Each text's token ids and their (start, end) character offsets, without special tokens: the
     ``input_ids`` and ``offset_mapping`` of ``tokenizer(texts, add_special_tokens=False,
-    return_offsets_mapping=True)`` (offsets need a fast tokenizer, as they do there)."""
-    if not getattr(tokenizer, "is_fast", False):
-        encoded = tokenizer(list(texts), add_special_tokens=False, return_offsets_mapping=True)
-        return encoded["input_ids"], [[tuple(o) for o in offsets] for offsets in encoded["offset_mapping"]]
+    return_offsets_mapping=True)`` of a fast tokenizer (:func:`require_fast`)."""
+    require_fast(tokenizer)
     encodings = _plain_backend(tokenizer).encode_batch(list(texts), add_special_tokens=False)
     return [e.ids for e in encodings], [e.offsets for e in encodings]

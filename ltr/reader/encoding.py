@@ -26,7 +26,7 @@ from itertools import chain
 import numpy as np
 import torch
 
-from features.tokens import token_ids, token_ids_and_offsets
+from features.tokens import require_fast, token_ids, token_ids_and_offsets
 from hybrid.core.errors import ConfigError
 from hybrid.core.records import Topic
 
@@ -101,7 +101,6 @@ def marker_ids(tokenizer) -> tuple[int, int]:
 
 def query_string(tokenizer, topic: Topic, max_tokens: int) -> str:
     """The marked query, cut at token boundaries to at most ``max_tokens`` tokens around the mention."""
-    _check_fast(tokenizer)
     marked = topic.marked(MARK_OPEN, MARK_CLOSE)
     (ids,), (offsets,) = token_ids_and_offsets(tokenizer, [marked])
     return _cut_query(tokenizer, marked, ids, offsets, marker_ids(tokenizer), max_tokens)
@@ -132,7 +131,6 @@ def _cut_query(tokenizer, marked: str, ids: list[int], offsets: list[tuple[int, 
 
 def cut_tokens(tokenizer, text: str, max_tokens: int) -> str:
     """``text`` cut at a token boundary to its first ``max_tokens`` tokens."""
-    _check_fast(tokenizer)
     (ids,), (offsets,) = token_ids_and_offsets(tokenizer, [text])
     return _cut_text(text, ids, offsets, max_tokens)
 
@@ -142,13 +140,6 @@ def _cut_text(text: str, ids: list[int], offsets: list[tuple[int, int]], max_tok
     if len(ids) <= max_tokens:
         return text
     return text[: offsets[max_tokens - 1][1]] if max_tokens > 0 else ""
-
-
-def _check_fast(tokenizer) -> None:
-    """Offsets and the pair template's sequence ids exist only in a fast tokenizer."""
-    if not getattr(tokenizer, "is_fast", False):
-        raise ConfigError(None, None, f"{type(tokenizer).__name__} is not a fast tokenizer: the reader needs token "
-                                      "offsets, which only a Hugging Face fast tokenizer (tokenizer.json) gives")
 
 
 def token_span(offsets: list[tuple[int, int]], start: int, end: int) -> tuple[int, int] | None:
@@ -176,7 +167,7 @@ class PairEncoder:
     """
 
     def __init__(self, tokenizer, config: EncodingConfig):
-        _check_fast(tokenizer)
+        require_fast(tokenizer)
         self.tokenizer, self.config = tokenizer, config
         self.open_id, self.close_id = marker_ids(tokenizer)
         probe = tokenizer("x", "y")

