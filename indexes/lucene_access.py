@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from hybrid.core.anserini import Analyzer, _java
+from hybrid.core.anserini import Analyzer, java_class
 
 
 class LuceneQueries:
@@ -108,7 +108,7 @@ def stored_prefixes(directory: str | Path, field: str, cut: str) -> list[tuple[i
     by the project jar's ``StoredText`` in one call, so only the part before the cut crosses into Python; None
     when the running JVM lacks it (no project jar, or one built before it)."""
     try:
-        reader = _java("io.hybrid.lucene.StoredText")
+        reader = java_class("io.hybrid.lucene.StoredText")
     except Exception:  # noqa: BLE001 - jnius raises JavaException / generic errors: no such class
         return None
     found = reader.prefixes(str(directory), field, cut)
@@ -118,4 +118,4 @@ def stored_prefixes(directory: str | Path, field: str, cut: str) -> list[tuple[i
 def stored_texts(directory: str | Path, field: str, docs: list[int]) -> list[str]:
     """The whole stored ``field`` of documents ``docs`` (numbers from :func:`stored_prefixes`), through the same
     class."""
-    return list(_java("io.hybrid.lucene.StoredText").texts(str(directory), field, list(docs))) if docs else []
+    return list(java_class("io.hybrid.lucene.StoredText").texts(str(directory), field, list(docs))) if docs else []

@@ -35,7 +35,7 @@ IDS_SEARCHER_CLASS = "io.hybrid.lucene.GlobalStatsSearcher"
 
 
 @cache
-def _java(name: str):
+def java_class(name: str):
     start_jvm()
     from jnius import autoclass
 
@@ -45,14 +45,14 @@ def _java(name: str):
 def english_analyzer():
     """A new Anserini default English analyzer (Porter stemmer, stop words): pyserini's ``get_lucene_analyzer()``,
     the analyzer the index was built with."""
-    return _java("io.anserini.analysis.DefaultEnglishAnalyzer").newStemmingInstance("porter")
+    return java_class("io.anserini.analysis.DefaultEnglishAnalyzer").newStemmingInstance("porter")
 
 
 def verbatim_analyzer():
     """Anserini's English analyzer without stemming or stop words: what pyserini's
     ``LuceneIndexReader.get_term_counts(term, analyzer=None)`` looks a term up with (it keeps an indexed term)."""
-    return _java("io.anserini.analysis.DefaultEnglishAnalyzer").newNonStemmingInstance(
-        _java("org.apache.lucene.analysis.CharArraySet").EMPTY_SET)
+    return java_class("io.anserini.analysis.DefaultEnglishAnalyzer").newNonStemmingInstance(
+        java_class("org.apache.lucene.analysis.CharArraySet").EMPTY_SET)
 
 
 class Analyzer:
@@ -60,7 +60,7 @@ class Analyzer:
 
     def __init__(self, analyzer=None):
         self.analyzer = english_analyzer() if analyzer is None else analyzer
-        self._utils = _java("io.anserini.analysis.AnalyzerUtils")
+        self._utils = java_class("io.anserini.analysis.AnalyzerUtils")
 
     def analyze(self, text: str) -> list[str]:
         return list(self._utils.analyze(self.analyzer, text).toArray())
@@ -97,10 +97,10 @@ class ScoredId(NamedTuple):
 def ids_searcher_class():
     """The project jar's ``GlobalStatsSearcher`` when the running JVM has it (with ``searchShards``), else None."""
     try:
-        found = _java(IDS_SEARCHER_CLASS)
+        found = java_class(IDS_SEARCHER_CLASS)
     except Exception:  # noqa: BLE001 - jnius raises JavaException / generic errors: no project jar
         return None
-    methods = {m.getName() for m in _java("java.lang.Class").forName(IDS_SEARCHER_CLASS).getMethods()}
+    methods = {m.getName() for m in java_class("java.lang.Class").forName(IDS_SEARCHER_CLASS).getMethods()}
     return found if {"searchShards", "topHits", "open"} <= methods else None
 
 
@@ -111,7 +111,7 @@ class LuceneSearcher:
 
     def __init__(self, index_dir: str | Path):
         self.index_dir = str(index_dir)
-        self.object = _java(SEARCHER_CLASS)(self.index_dir)
+        self.object = java_class(SEARCHER_CLASS)(self.index_dir)
         self.num_docs = self.object.get_total_num_docs()
         self._ids = None  # the ids-only searcher of batch_search, opened on first use (False: none)
 
@@ -142,7 +142,7 @@ class LuceneSearcher:
                 return self._batch_ids(queries, qids, k, threads)
             except JavaException:  # e.g. too many clauses: Anserini's own call decides (a Python error is raised)
                 pass
-        array_list = _java("java.util.ArrayList")
+        array_list = java_class("java.util.ArrayList")
         query_strings, qid_strings = array_list(), array_list()
         for query in queries:
             query_strings.add(query)
@@ -154,9 +154,10 @@ class LuceneSearcher:
     def _batch_ids(self, queries: list[str], qids: list[str], k: int, threads: int) -> dict[str, list[ScoredId]]:
         searcher = self._ids
         searcher.setSimilarity(self.object.get_similarity())
-        generator, analyzer = _java("io.anserini.search.query.BagOfWordsQueryGenerator")(), self.object.get_analyzer()
+        generator = java_class("io.anserini.search.query.BagOfWordsQueryGenerator")()
+        analyzer = self.object.get_analyzer()
         built = [generator.buildQuery("contents", analyzer, query) for query in queries]
-        tops = _java(IDS_SEARCHER_CLASS).searchShards([searcher], built, int(k), int(threads), False)
+        tops = java_class(IDS_SEARCHER_CLASS).searchShards([searcher], built, int(k), int(threads), False)
         out = {}
         for qid, top in zip(qids, tops, strict=True):
             out[qid] = [ScoredId(docid, score) for docid, score in zip(top.ids, anserini_tie_adjust(top.scores),
@@ -182,7 +183,7 @@ class IndexStats:
     ``LuceneIndexReader`` reads them)."""
 
     def __init__(self, index_dir: str | Path):
-        self.utils = _java("io.anserini.index.IndexReaderUtils")
+        self.utils = java_class("io.anserini.index.IndexReaderUtils")
         self.reader = self.utils.getReader(str(index_dir))
         self._verbatim = verbatim_analyzer()
 
