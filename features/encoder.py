@@ -48,6 +48,7 @@ import torch
 from features.tokens import token_ids, token_ids_and_offsets
 from features.units import Unit
 from hybrid.core.atomic import atomic_directory
+from hybrid.core.backend import backend_device, backend_record
 from hybrid.core.background import in_background
 from hybrid.core.device import to_device
 from hybrid.core.errors import ConfigError
@@ -361,14 +362,36 @@ class BiEncoder:
         self.cls_id, self.sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
         self.pad_id = tokenizer.pad_token_id or 0
         self.precision = "fp32"
+        self.backend = "torch"
+        self._onnx: dict[int, Any] = {}  # id(torch model) -> its OnnxEncoderModel, made at first use
 
     def set_precision(self, precision: str) -> BiEncoder:
         """Encode (inference only) in ``precision``: ``fp32``, or ``bf16`` / ``fp16`` under torch autocast.
 
         See :mod:`hybrid.core.precision`: what it changes (about 2e-3 in MiniLM's vectors) and where it is faster.
         """
-        self.precision = check_precision(precision)
+        backend_device(self.backend, check_precision(precision), str(self.device))
+        self.precision = precision
         return self
+
+    def set_backend(self, backend: str) -> BiEncoder:
+        """Encode (inference only) with ``backend``: ``torch``, or ``onnx`` (ONNX Runtime on the CPU, fp32; the
+        models are exported when first used, from the weights they hold then). See :mod:`hybrid.core.backend`."""
+        backend_device(backend, self.precision, str(self.device))
+        self.backend = backend
+        self._onnx.clear()
+        return self
+
+    def _inference_model(self, side: str) -> Any:
+        """The model that encodes ``side`` at inference: the torch module, or its ONNX Runtime session."""
+        model = self.query_model if side == "query" else self.passage_model
+        if self.backend == "torch":
+            return model
+        if id(model) not in self._onnx:
+            from features.onnx_model import OnnxEncoderModel  # deferred: onnx and onnxruntime only for this backend
+
+            self._onnx[id(model)] = OnnxEncoderModel(model)
+        return self._onnx[id(model)]
 
     def _autocast(self):
         """The autocast context of :attr:`precision` on this encoder's device (a no-op for fp32)."""
@@ -446,12 +469,13 @@ class BiEncoder:
     def artifact_record(self) -> dict[str, Any]:
         """What a run's meta records of this encoder (see :func:`hybrid.core.provenance.used_artifacts`)."""
         return {"kind": "encoder", "path": self.source, "fingerprint": self._fingerprint,
-                **precision_record(self.precision)}
+                **precision_record(self.precision), **backend_record(self.backend)}
 
     def describe(self) -> dict[str, Any]:
         return {"path": self.source, "fingerprint": self.fingerprint, "config": asdict(self.config), "dim": self.dim}
 
     def to(self, device: str) -> BiEncoder:
+        backend_device(self.backend, self.precision, str(device))
         self.device = device
         self.query_model.to(device)
         self.passage_model.to(device)
@@ -463,6 +487,9 @@ class BiEncoder:
         return self
 
     def train(self) -> BiEncoder:
+        """Training mode; the ONNX sessions (exported from the weights of their day) are dropped and made again from
+        the trained weights when next used."""
+        self._onnx.clear()
         self.query_model.train()
         self.passage_model.train()
         return self
@@ -548,9 +575,10 @@ class BiEncoder:
                                   count=int(lengths.sum()))  # row by row, as the mask's True cells are read
         return torch.from_numpy(ids), torch.from_numpy(filled.astype(np.int64))
 
-    def _hidden(self, model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor
+    def _hidden(self, model: Any, ids: torch.Tensor, mask: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Last hidden states and attention mask (both on the device) of one padded batch (from :meth:`pad`)."""
+        """Last hidden states and attention mask (both on the device) of one padded batch (from :meth:`pad`), run
+        through ``model`` (a transformers encoder, or its :class:`~features.onnx_model.OnnxEncoderModel`)."""
         ids, mask = to_device(ids, self.device), to_device(mask, self.device)
         return model(input_ids=ids, attention_mask=mask).last_hidden_state, mask
 
@@ -677,7 +705,7 @@ class BiEncoder:
     def _run(self, plan: _Plan, batches: Iterable[_Batch], side: str, progress: bool = False, desc: str | None = None
              ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """The device side of :meth:`encode_units`: each batch through the model, pooled, read back in groups."""
-        model = self.query_model if side == "query" else self.passage_model
+        model = self._inference_model(side)
         out = np.zeros((plan.n_rows, self.dim), dtype=np.float32)
         plain = np.zeros((plan.n_units if plan.passages else 0, self.hidden), dtype=np.float32)
         bar = progress_bar(desc=desc or f"encode {side}s", unit=side, total=plan.n_units, enabled=progress)

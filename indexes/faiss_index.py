@@ -358,6 +358,7 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
             "batch_size": batch_size,
             "device": encoder.device,
             "precision": getattr(encoder, "precision", "fp32"),
+            "backend": getattr(encoder, "backend", "torch"),
             **produced_by(),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "build_seconds": round(time.time() - started, 2),

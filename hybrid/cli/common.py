@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from hybrid.core.backend import BACKENDS
 from hybrid.core.errors import ConfigError, IndexMissingError, InputError
 from hybrid.core.precision import PRECISIONS
 
@@ -118,6 +119,14 @@ def add_precision(p: argparse.ArgumentParser, what: str) -> None:
                    help=f"inference precision of {what}: fp32 (exact, the default), or bf16 / fp16 autocast, about "
                         "2x faster on a GPU and on CPUs with native bf16 (AVX512-BF16, AMX), slower on other CPUs; "
                         "vectors move by ~1e-3 (BENCHMARKS.md: what it does to retrieval)")
+
+
+def add_backend(p: argparse.ArgumentParser, what: str) -> None:
+    """The one ``--backend`` of commands that run the bi-encoder (see :mod:`hybrid.core.backend`)."""
+    p.add_argument("--backend", choices=BACKENDS, default="torch",
+                   help=f"inference backend of {what}: torch (the default; any device and precision), or onnx "
+                        "(ONNX Runtime on the CPU, fp32: about 2x faster there, vectors within ~1e-5; needs "
+                        "pip install 'hybrid[onnx]'). The reader always runs in torch")
 
 
 def add_significance(p: argparse.ArgumentParser) -> None:

@@ -28,7 +28,15 @@ import time
 from pathlib import Path
 
 from hybrid.api import open_index
-from hybrid.cli.common import add_precision, add_quiet, add_significance, make_parser, positive_int, run_cli
+from hybrid.cli.common import (
+    add_backend,
+    add_precision,
+    add_quiet,
+    add_significance,
+    make_parser,
+    positive_int,
+    run_cli,
+)
 from hybrid.collect.events import read_event_topics
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import ConfigError
@@ -88,6 +96,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hits", type=positive_int, default=100)
     p.add_argument("--threads", type=positive_int, default=1)
     add_precision(p, "the recipes' query encoders and readers")
+    add_backend(p, "the recipes' query encoders")
     p.add_argument("--output-dir", required=True)
     p.add_argument("--artifacts", help="directory that relative artifact paths of recipes (trained models, dense "
                                        "indexes) resolve against (default: $HYBRID_ARTIFACTS)")
@@ -155,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     context = Context(index=index, hits=args.hits, threads=args.threads, artifacts=args.artifacts,
-                      precision=args.precision)
+                      precision=args.precision, backend=args.backend)
     plans = [p for p in (search_plan(r, getattr(index, "path", ""), args.artifacts) for r in recipes) if p]
     if plans:  # every recipe's missing chain at once, then one line (exit 2)
         print("\n".join(p.format() for p in plans), file=sys.stderr)

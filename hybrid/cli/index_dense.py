@@ -22,7 +22,8 @@ import json
 import sys
 from pathlib import Path
 
-from hybrid.cli.common import add_precision, add_quiet, make_parser, positive_int, run_cli, unit_float
+from hybrid.cli.common import add_backend, add_precision, add_quiet, make_parser, positive_int, run_cli, unit_float
+from hybrid.core.backend import backend_device
 from hybrid.core.errors import InputError
 from hybrid.core.outputs import Input, Output, Writes
 from hybrid.core.provenance import METADATA
@@ -51,6 +52,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=positive_int, help="encode the first N passages only (smoke tests)")
     p.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
     add_precision(p, "the passage encoder")
+    add_backend(p, "the passage encoder")
     p.add_argument("--threads", type=positive_int, help="torch CPU threads")
     p.add_argument("--overwrite", action="store_true")
     add_quiet(p)
@@ -92,11 +94,12 @@ def main(argv: list[str] | None = None) -> int:
 
     index = open_one_index(index_path, "python -m hybrid.index_dense (a sharded index builds its dense parts "
                                        "with python -m hybrid.index --shards N --dense-encoder ENC)")
-    encoder = BiEncoder.load(args.encoder, device=args.device)
+    device = backend_device(args.backend, args.precision, args.device)  # before the encoder loads
+    encoder = BiEncoder.load(args.encoder, device=device)
     overrides = {k: v for k, v in (("pooling", args.pooling), ("context_weight", args.context_weight)) if v is not None}
     if overrides:
-        encoder = BiEncoder.load(args.encoder, config=replace(encoder.config, **overrides), device=args.device)
-    encoder.set_precision(args.precision)
+        encoder = BiEncoder.load(args.encoder, config=replace(encoder.config, **overrides), device=device)
+    encoder.set_precision(args.precision).set_backend(args.backend)
     output = Path(args.output) if args.output else index_path / DENSE_DIR
     meta = build_dense_index(index, encoder, output, index_type="hnsw" if args.hnsw else "flat",
                              hnsw_m=args.hnsw_m, ef_construction=args.ef_construction, batch_size=args.batch_size,

@@ -42,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-from hybrid.cli.common import add_precision, add_quiet, make_parser, positive_int, run_cli
+from hybrid.cli.common import add_backend, add_precision, add_quiet, make_parser, positive_int, run_cli
 from hybrid.core.errors import IndexMissingError, InputError
 from hybrid.core.outputs import Input, Writes, inputs_of
 from hybrid.recipes import load_recipe
@@ -75,6 +75,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=positive_int, default=2)
     p.add_argument("--device", help="torch device (default: the GPU when present)")
     add_precision(p, "the encoder where it encodes (dense indexes; training is fp32)")
+    add_backend(p, "the encoder where it encodes (dense indexes; training runs in torch)")
     p.add_argument("--dense-base", default=TrainingConfig.dense_base,
                    help="checkpoint the bi-encoder is fine-tuned from (local folder, cached HF name, or minilm)")
     p.add_argument("--dense-steps", type=positive_int, default=TrainingConfig.dense_steps)
@@ -162,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.time()
     made = run_plan(plan, config, threads=args.threads, device=args.device, precision=args.precision,
-                    progress=not args.quiet, say=lambda line: print(line, file=sys.stderr), overwrite=args.overwrite)
+                    backend=args.backend, progress=not args.quiet, say=lambda line: print(line, file=sys.stderr),
+                    overwrite=args.overwrite)
     if training is not None or ModelSet.open(models) is not None:  # searches of this index find the set
         write_link(index, open_model_set(plan, config))
     print(json.dumps({"recipe": recipe.name, "index": str(index), "models": str(models),

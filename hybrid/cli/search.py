@@ -33,6 +33,7 @@ from typing import Any
 
 from hybrid.api import fill_mentions
 from hybrid.cli.common import (
+    add_backend,
     add_precision,
     add_quiet,
     format_table,
@@ -146,6 +147,7 @@ def parser() -> argparse.ArgumentParser:
                                          "index uses its shards' dense parts)")
     p.add_argument("--device", help="dense/fused: torch device (default: cuda when available, else cpu)")
     add_precision(p, "the query encoder (dense/fused) and a recipe's query encoders and readers")
+    add_backend(p, "the query encoder (dense/fused) and a recipe's query encoders")
     p.add_argument("--fuse", default="multifield,dense",
                    help=f"fused: the models to fuse, comma separated, from {', '.join(COMPONENTS)}")
     for option in SYSTEM_OPTIONS:
@@ -232,7 +234,8 @@ def build_system_of(args: argparse.Namespace, index) -> Stage:
     """The stage the command runs, built through the recipe registry: ``--recipe``, or ``--model`` as a system
     table (the same builders, parameters and sharding rules as every recipe)."""
     context = Context(index=index, hits=args.hits, threads=args.threads, progress=not args.quiet, device=args.device,
-                      precision=args.precision, artifacts=Path(args.artifacts) if args.artifacts else None)
+                      precision=args.precision, backend=args.backend,
+                      artifacts=Path(args.artifacts) if args.artifacts else None)
     if args.recipe:
         recipe = load_recipe(args.recipe)
         missing = search_plan(recipe, getattr(index, "path", ""), context.artifacts)

@@ -164,7 +164,8 @@ SEARCH_MODEL_OPTIONS = {
     "bm25": ("query", "k1", "b"),
     "multifield": ("weights", "any_kind", "same_kind", "k1", "b", "batch_size"),
     "bm25f": ("bm25f_fields", "bm25f_query", "any_kind", "same_kind", "k1", "b"),
-    "dense": ("dense_index", "encoder", "dense_passage_weight", "device", "precision", "any_kind", "same_kind"),
+    "dense": ("dense_index", "encoder", "dense_passage_weight", "device", "precision", "backend", "any_kind",
+              "same_kind"),
 }
 SEARCH_NET_OPTIONS = ("passage_weight", "doc_weight", "expand_docs", "net_depth", "k1", "b")
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hybrid.core.backend import backend_device
 from hybrid.core.errors import ConfigError
 from hybrid.core.params import (
     DENSE_BATCH_SIZE,
@@ -301,7 +302,9 @@ def _dense(system: dict, context: Context, source: RecipeSource) -> Stage:
     if encoder is not None and not context.plain_paths:
         encoder = artifact_path(encoder, "encoder", "encoder", context, source)
     options = {"same_kind": system["same_kind"], "k": context.hits, "progress": context.progress,
-               "device": context.device, "precision": context.precision, "overfetch": system["overfetch"],
+               "device": backend_device(context.backend, context.precision, context.device),
+               "precision": context.precision, "backend": context.backend,
+               "overfetch": system["overfetch"],
                "batch_size": system["batch_size"]}
     if system["index"] is None and isinstance(context.index, ShardedIndex):  # the shards' own dense parts
         if system["passage_weight"] != DENSE_PASSAGE_WEIGHT or system["combine"] != DENSE_COMBINE:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from features.annotate import AnnotationConfig
+from hybrid.core.backend import backend_device
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.topics import read_topics
@@ -136,12 +137,14 @@ def plan_writes(plan: Plan, recipe: Recipe, inputs: list[Input], overwrite: bool
 
 def run_plan(plan: Plan, config: TrainingConfig | None = None, threads: int = 1, device: str | None = None,
              progress: bool = True, say: Callable[[str], None] = print, overwrite: bool = False,
-             precision: str = "fp32") -> list[Step]:
+             precision: str = "fp32", backend: str = "torch") -> list[Step]:
     """Make every missing step of ``plan``; returns the steps made. A step whose output appeared meanwhile (an
     earlier, interrupted run finished it) is skipped. ``overwrite``: a step replaces an existing artifact of
-    its kind, and the caches in ``.work/`` are made again (a plan made with ``rebuild``). ``precision``: of the
-    encoder where it encodes (dense indexes, and the dense first stage of LTR training); training is fp32."""
+    its kind, and the caches in ``.work/`` are made again (a plan made with ``rebuild``). ``precision``, ``backend``:
+    of the encoder where it encodes (dense indexes, and the dense first stage of LTR training); training is fp32, in
+    torch."""
     config = config or TrainingConfig()
+    backend_device(backend, precision, device)  # before any step runs
     if not plan.missing:
         return []
     model_set = open_model_set(plan, config)
@@ -151,7 +154,7 @@ def run_plan(plan: Plan, config: TrainingConfig | None = None, threads: int = 1,
             continue
         say(f"[{number}/{len(plan.steps)}] {step.makes}")
         started = time.time()
-        RUNNERS[step.kind](step, plan, model_set, config, threads, device, progress, overwrite, precision)
+        RUNNERS[step.kind](step, plan, model_set, config, threads, device, progress, overwrite, precision, backend)
         say(f"[{number}/{len(plan.steps)}] done in {time.time() - started:.0f}s")
         made.append(step)
     return made
@@ -159,7 +162,7 @@ def run_plan(plan: Plan, config: TrainingConfig | None = None, threads: int = 1,
 
 def _training_index(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
                     device: str | None, progress: bool, overwrite: bool = False,
-                    precision: str = "fp32") -> None:
+                    precision: str = "fp32", backend: str = "torch") -> None:
     annotation = AnnotationConfig(n_process=min(2, os.cpu_count() or 1))
     build_index(IndexConfig(corpus=str(plan.training.corpus), annotation=annotation, threads=threads),
                 step.detail["path"], progress=progress, overwrite=overwrite, overwrite_all=True)
@@ -167,7 +170,7 @@ def _training_index(step: Step, plan: Plan, model_set: ModelSet, config: Trainin
 
 def _encoder(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
              device: str | None, progress: bool, overwrite: bool = False,
-             precision: str = "fp32") -> None:
+             precision: str = "fp32", backend: str = "torch") -> None:
     # deferred: both load torch, which only the training steps need
     from features.encoder import EncoderConfig
     from hybrid.dense.train import TrainConfig, train
@@ -194,7 +197,7 @@ def _encoder(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig
 
 def _dense_index(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
                  device: str | None, progress: bool, overwrite: bool = False,
-                 precision: str = "fp32") -> None:
+                 precision: str = "fp32", backend: str = "torch") -> None:
     from features.encoder import BiEncoder  # deferred: importing it loads torch
 
     encoder_path = model_set.path / step.detail["encoder"]
@@ -205,7 +208,8 @@ def _dense_index(step: Step, plan: Plan, model_set: ModelSet, config: TrainingCo
     output = bound_dense_dir(index.path, fingerprint)
     # named by the encoder's fingerprint, known only now that it is trained: checked here, before encoding
     Writes(COMMAND, [Output(f"{step.kind} {step.detail['relpath']}", output, DENSE_INDEX)], [], overwrite).check()
-    encoder = BiEncoder.load(encoder_path, device=device).set_precision(precision)
+    encoder = BiEncoder.load(encoder_path, device=backend_device(backend, precision, device))
+    encoder.set_precision(precision).set_backend(backend)
     build_dense_index(index, encoder, output, progress=progress, overwrite=overwrite)
     if model_set.dense_encoder(step.detail["relpath"]) != step.detail["encoder"]:
         model_set.record_dense(step.detail["relpath"], step.detail["encoder"])
@@ -213,12 +217,12 @@ def _dense_index(step: Step, plan: Plan, model_set: ModelSet, config: TrainingCo
 
 def _ltr(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
          device: str | None, progress: bool, overwrite: bool = False,
-         precision: str = "fp32") -> None:
+         precision: str = "fp32", backend: str = "torch") -> None:
     training = _training(plan)
     index = SparseIndex(step.detail["index"])
     topics = read_topics(training.topics, resolve=index.passage_text)
     context = Context(index=index, hits=100, threads=threads, artifacts=model_set.path, device=device,
-                      precision=precision, progress=progress)
+                      precision=precision, backend=backend, progress=progress)
     recipe = load_recipe(step.detail["recipe"])
     for path in train_recipe(recipe, context, topics, read_qrels(training.qrels), seed=config.ltr_seed,
                              max_queries=config.ltr_queries, overwrite=overwrite):
@@ -228,7 +232,7 @@ def _ltr(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, th
 
 def _reader(step: Step, plan: Plan, model_set: ModelSet, config: TrainingConfig, threads: int,
             device: str | None, progress: bool, overwrite: bool = False,
-            precision: str = "fp32") -> None:
+            precision: str = "fp32", backend: str = "torch") -> None:
     from ltr.reader.train import TrainConfig, train  # deferred: importing it loads torch
 
     training = _training(plan)

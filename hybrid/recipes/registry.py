@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hybrid.core.backend import backend_device
 from hybrid.core.errors import ConfigError
 from hybrid.core.formats.config import read_config_text, toml_loads
 from hybrid.core.params import Param
@@ -66,9 +67,14 @@ class Context:
     device: str | None = None
     #: Inference precision of the query encoders and readers the builders load (``hybrid.core.precision``).
     precision: str = "fp32"
+    #: Inference backend of the bi-encoders the builders load (``hybrid.core.backend``; the reader runs in torch).
+    backend: str = "torch"
     #: Artifact paths are taken as given (a command line the user typed) instead of being confined to
     #: ``artifacts`` (a recipe file, which must not reach outside it).
     plain_paths: bool = False
+
+    def __post_init__(self) -> None:
+        backend_device(self.backend, self.precision, self.device)  # refused here: it is no one builder's key
 
 
 #: Every system type accepts this besides its own parameters.

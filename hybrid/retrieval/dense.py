@@ -67,11 +67,14 @@ class DenseRetriever(Retriever):
     def __init__(self, index: str | Path | DenseIndex, encoder: str | Path | BiEncoder | None = None, k: int = 100,
                  same_kind: bool = True, overfetch: int = DENSE_OVERFETCH, batch_size: int = DENSE_BATCH_SIZE,
                  progress: bool = False, device: str | None = None, name: str = "dense",
-                 passage_weight: float = PASSAGE_WEIGHT, combine: str = DEFAULT_COMBINE, precision: str | None = None):
+                 passage_weight: float = PASSAGE_WEIGHT, combine: str = DEFAULT_COMBINE, precision: str | None = None,
+                 backend: str | None = None):
         self.index = index if isinstance(index, DenseIndex) else DenseIndex(index)
         self.encoder = load_query_encoder(self.index, encoder, device)
         if precision is not None:  # None: an encoder given as an object keeps its own
             self.encoder.set_precision(precision)
+        if backend is not None:  # likewise
+            self.encoder.set_backend(backend)
         if passage_weight < 0:
             raise ValueError(f"passage_weight must be >= 0, got {passage_weight}")
         if combine not in COMBINE:

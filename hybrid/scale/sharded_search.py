@@ -68,7 +68,8 @@ class ShardedDense(Retriever):
 
     def __init__(self, index: ShardedIndex, encoder: Any = None, k: int = 100, same_kind: bool = True,
                  overfetch: int = DENSE_OVERFETCH, batch_size: int = DENSE_BATCH_SIZE, progress: bool = False,
-                 device: str | None = None, name: str = "dense", precision: str | None = None):
+                 device: str | None = None, name: str = "dense", precision: str | None = None,
+                 backend: str | None = None):
         self.index, self.k, self.same_kind, self.overfetch = index, k, same_kind, max(1, overfetch)
         self.batch_size, self.progress, self.name = batch_size, progress, name
         infos = [info for found in index._all_groups("dense_info") for info in found]
@@ -87,6 +88,8 @@ class ShardedDense(Retriever):
                               f"dense shards were built with ({infos[0]['path']})")
         if precision is not None:  # None: an encoder given as an object keeps its own
             self.encoder.set_precision(precision)
+        if backend is not None:  # likewise
+            self.encoder.set_backend(backend)
 
     def _lookup(self, topic: Topic) -> tuple[str | None, str | None]:
         if not topic.passage_id:

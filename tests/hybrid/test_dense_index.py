@@ -261,6 +261,48 @@ def test_index_dense_cli(tmp_path, tiny_index, encoder):
     assert json.loads((out / DENSE_METADATA).read_text())["limit"] == 4
 
 
+def test_index_dense_cli_backend_onnx_builds_the_torch_vectors_within_rounding(tmp_path, tiny_index, encoder,
+                                                                                 dense_dir):
+    """--backend onnx: the same rows as the torch build, vectors within the backend's tolerance, recorded."""
+    from hybrid.cli.index_dense import main
+
+    out = tmp_path / "onnx-dense"
+    assert main(["--index", str(tiny_index), "--encoder", str(encoder), "--output", str(out), "--device", "cpu",
+                 "--backend", "onnx", "--quiet"]) == 0
+    onnx, torch_built = DenseIndex(out), DenseIndex(dense_dir)
+    assert onnx.passage_ids == torch_built.passage_ids and onnx.size == torch_built.size
+    assert json.loads((out / DENSE_METADATA).read_text())["backend"] == "onnx"
+    assert json.loads((dense_dir / DENSE_METADATA).read_text())["backend"] == "torch"
+    for a, b in ((onnx._stored, torch_built._stored), (onnx._stored_passages, torch_built._stored_passages)):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_search_cli_backend_onnx_encodes_queries_with_it_and_records_it(tmp_path, tiny_index, dense_dir, data_dir):
+    from hybrid.cli.search import main as search_main
+    from hybrid.core.formats.runs import read_run
+
+    topics = str(data_dir / "tiny_topics.jsonl")
+    runs, metas = {}, {}
+    for name, extra in (("torch", []), ("onnx", ["--backend", "onnx"])):
+        out = tmp_path / f"{name}.trec"
+        assert search_main(["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics", topics,
+                            "--model", "dense", "--output", str(out), "--hits", "5", "--quiet", "--no-safety-net",
+                            "--device", "cpu", *extra]) == 0
+        runs[name] = {(q, h.docid): h.score for q, hits in read_run(out).items() for h in hits}
+        metas[name] = json.loads((tmp_path / f"{name}.trec.meta.json").read_text())
+    assert runs["onnx"].keys() == runs["torch"].keys()
+    assert max(abs(runs["onnx"][key] - runs["torch"][key]) for key in runs["torch"]) < 1e-4
+    encoders = {name: [a for a in meta["artifacts"] if a["kind"] == "encoder"] for name, meta in metas.items()}
+    assert [a.get("backend") for a in encoders["onnx"]] == ["onnx"] and "backend" not in encoders["torch"][0]
+    assert metas["onnx"]["config"]["backend"] == "onnx"
+    for extra, says in ((["--precision", "bf16"], "<input>: --backend onnx runs in fp32"),
+                        (["--device", "cuda"], "<input>: --backend onnx runs on the CPU, not on cuda")):
+        with pytest.raises(ConfigError) as refused:
+            search_main(["--index", str(tiny_index), "--dense-index", str(dense_dir), "--topics", topics, "--model",
+                         "dense", "--output", str(tmp_path / "x.trec"), "--quiet", "--backend", "onnx", *extra])
+        assert str(refused.value).startswith(says)  # named as the options they are, not as a recipe's key
+
+
 def test_search_cli_dense_and_fused_write_each_run(tmp_path, tiny_index, dense_dir, data_dir):
     """One command runs multifield + dense, writes both component runs, and fuses exactly those runs
     (the safety net around them is off here: tests/hybrid/test_doc_context.py covers it)."""

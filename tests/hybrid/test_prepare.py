@@ -122,6 +122,17 @@ def test_prepare_trains_elsewhere_applies_here_resumes_and_search_finds_it(tiny_
     assert [a.get("precision") for a in used if a["kind"] == "encoder"] == ["bf16"]  # the recipe's query encoder
     assert all(line.split()[2].startswith("z-") for line in (tmp_path / "z.trec").read_text().splitlines())
     assert search_plan(load_recipe(str(recipe)), third, None) is None
+    # and on a fourth, its dense index and the search's query encoder in ONNX Runtime
+    fourth = other_index(tiny_corpus, tmp_path, "w-")
+    assert prepare_main([str(recipe), "--index", str(fourth), "--models", model_set.key[:8], "--quiet",
+                         "--backend", "onnx", "--device", "cpu"]) == 0
+    assert json.loads(capsys.readouterr().out)["made"] == ["dense-index"]
+    assert json.loads(fourth.joinpath(*dense_meta).read_text())["backend"] == "onnx"
+    topics = write_search_topics(tmp_path / "topics-w.jsonl", "w-")
+    assert search_main(["--index", str(fourth), "--recipe", str(recipe), "--topics", str(topics), "--output",
+                        str(tmp_path / "w.trec"), "--quiet", "--backend", "onnx"]) == 0
+    used = json.loads((tmp_path / "w.trec.meta.json").read_text())["artifacts"]
+    assert [a.get("backend") for a in used if a["kind"] == "encoder"] == ["onnx"]
 
 
 def test_a_dense_index_of_another_encoder_is_refused_naming_both(tiny_corpus, labels, tiny_bert, tmp_path, store,
