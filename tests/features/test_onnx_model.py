@@ -83,3 +83,30 @@ def test_onnx_is_refused_where_it_cannot_run(tiny_bert, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)  # not installed
     with pytest.raises(ConfigError, match=r"hybrid\[onnx\]"):
         enc.encode_units(_units()[:1], "passage")
+
+
+def test_token_type_ids_reach_the_graph(tiny_bert):
+    """With ``token_types`` the graph takes token type ids and uses them: a pair's second segment (type 1) gives
+    torch's states, which differ from those of all-0 types by far more than the tolerance (so a graph that dropped
+    them could not pass). Without ``token_types`` the bi-encoder's graph is as before, and refuses token types."""
+    model = BiEncoder.load(tiny_bert, device="cpu").passage_model
+    ids = torch.tensor([[101, 2000, 2001, 102, 2002, 2003, 2004, 102], [101, 2005, 102, 2006, 102, 0, 0, 0]])
+    mask = (ids != 0).long()
+    types = torch.tensor([[0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 1, 1, 0, 0, 0]])
+    session = OnnxEncoderModel(model, token_types=True)
+    assert "token_type_ids" in {i.name for i in session.session.get_inputs()}
+    got = session(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+    zeros = session(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(types)).last_hidden_state
+    with torch.no_grad():
+        want = model(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+        want_zeros = model(input_ids=ids, attention_mask=mask).last_hidden_state
+    keep = mask.bool()
+    np.testing.assert_allclose(got[keep].numpy(), want[keep].numpy(), atol=TOLERANCE)
+    np.testing.assert_allclose(zeros[keep].numpy(), want_zeros[keep].numpy(), atol=TOLERANCE)
+    assert float((want - want_zeros)[keep].abs().max()) > 100 * TOLERANCE
+    with pytest.raises(ValueError, match="pass them"):
+        session(input_ids=ids, attention_mask=mask)
+    plain = OnnxEncoderModel(model)
+    assert {i.name for i in plain.session.get_inputs()} == {"input_ids", "attention_mask"}
+    with pytest.raises(ValueError, match="without token_type_ids"):
+        plain(input_ids=ids, attention_mask=mask, token_type_ids=types)
