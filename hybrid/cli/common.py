@@ -122,11 +122,12 @@ def add_precision(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def add_backend(p: argparse.ArgumentParser, what: str) -> None:
-    """The one ``--backend`` of commands that run the bi-encoder (see :mod:`hybrid.core.backend`)."""
+    """The one ``--backend`` of commands that run the bi-encoder or the reader (see :mod:`hybrid.core.backend`)."""
     p.add_argument("--backend", choices=BACKENDS, default="torch",
                    help=f"inference backend of {what}: torch (the default; any device and precision), or onnx "
-                        "(ONNX Runtime on the CPU, fp32: about 2x faster there, vectors within ~1e-5; needs "
-                        "pip install 'hybrid[onnx]'). The reader always runs in torch")
+                        "(ONNX Runtime on the CPU, fp32: the transformer about 2x faster there, vectors and reader "
+                        "scores within ~1e-5; a reader's heads stay in torch; needs pip install 'hybrid[onnx]'). "
+                        "Training always runs in torch")
 
 
 def add_significance(p: argparse.ArgumentParser) -> None:

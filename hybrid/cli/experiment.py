@@ -96,7 +96,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hits", type=positive_int, default=100)
     p.add_argument("--threads", type=positive_int, default=1)
     add_precision(p, "the recipes' query encoders and readers")
-    add_backend(p, "the recipes' query encoders")
+    add_backend(p, "the recipes' query encoders and readers")
     p.add_argument("--output-dir", required=True)
     p.add_argument("--artifacts", help="directory that relative artifact paths of recipes (trained models, dense "
                                        "indexes) resolve against (default: $HYBRID_ARTIFACTS)")

@@ -23,6 +23,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from hybrid.cli.common import (
+    add_backend,
     add_precision,
     add_quiet,
     add_subparser,
@@ -33,6 +34,7 @@ from hybrid.cli.common import (
     run_cli,
     run_tag,
 )
+from hybrid.core.backend import backend_device, backend_record
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import read_qrels
 from hybrid.core.formats.runs import read_run, write_run_set
@@ -102,6 +104,7 @@ def _add_rerank(sub) -> None:
                         "as CoreSearch)")
     p.add_argument("--device", help="cpu, cuda ... (default: the GPU when present)")
     add_precision(p, "the reader")
+    add_backend(p, "the reader's encoder (its heads run in torch)")
     p.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--tag", type=run_tag, default="reader")
     p.add_argument("--qrels", help="evaluate before/after against these qrels")
@@ -195,6 +198,7 @@ def cmd_rerank(args: argparse.Namespace) -> int:
 
     if args.rerank_depth < 1 or args.batch_size < 1:
         raise InputError(None, None, "--rerank-depth and --batch-size must be >= 1")
+    device = backend_device(args.backend, args.precision, args.device)  # refused before anything loads
     weights = None
     if args.interpolate is not None:
         from ltr.reader.interpolate import KindWeights  # deferred: importing it loads ir_measures, numpy
@@ -207,18 +211,19 @@ def cmd_rerank(args: argparse.Namespace) -> int:
     if unknown:
         raise InputError(args.run, None, f"{len(unknown)} run queries are not in {args.topics}, e.g. {unknown[:3]}")
     topics = [t for t in topics if t.qid in run]
-    reader = load_reader(args.model, device=args.device)
+    reader = load_reader(args.model, device=device)
     started = time.time()
     stage = ReaderReranker(reader, index, depth=args.rerank_depth, batch_size=args.batch_size,
                            progress=not args.quiet, span_source=args.span_source, interpolate=weights,
-                           precision=args.precision)
+                           precision=args.precision, backend=args.backend)
     reranked = stage.rerank(topics, run)  # the stage recipes run: reader, then interpolation when asked
     elapsed = time.time() - started
     pairs = sum(min(len(h), args.rerank_depth) for h in run.values())
     meta = {"run": args.output, "input_run": args.run, "model": args.model, "queries": len(topics), "pairs": pairs,
             "seconds": round(elapsed, 2), "pairs_per_second": round(pairs / elapsed, 1) if elapsed > 0 else None,
             "device": str(reader.device), "rerank_depth": args.rerank_depth,
-            "interpolate": None if weights is None else str(weights), **precision_record(reader.precision)}
+            "interpolate": None if weights is None else str(weights), **precision_record(reader.precision),
+            **backend_record(reader.backend)}
     write_run_set(reranked, args.output, tag=args.tag, spans_path=args.spans, spans_writer=write_spans,
                   meta=dict(meta, config=vars(args), reader=reader.meta.get("training", {}).get("config"),
                             **produced_by()))

@@ -147,7 +147,7 @@ def parser() -> argparse.ArgumentParser:
                                          "index uses its shards' dense parts)")
     p.add_argument("--device", help="dense/fused: torch device (default: cuda when available, else cpu)")
     add_precision(p, "the query encoder (dense/fused) and a recipe's query encoders and readers")
-    add_backend(p, "the query encoder (dense/fused) and a recipe's query encoders")
+    add_backend(p, "the query encoder (dense/fused) and a recipe's query encoders and readers")
     p.add_argument("--fuse", default="multifield,dense",
                    help=f"fused: the models to fuse, comma separated, from {', '.join(COMPONENTS)}")
     for option in SYSTEM_OPTIONS:

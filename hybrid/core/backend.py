@@ -1,9 +1,11 @@
-"""Inference backends of the bi-encoder, named here so that commands can offer them without importing torch.
+"""Inference backends of the bi-encoder and the reader, named here so that commands can offer them without importing
+torch.
 
 ``torch`` is the default everywhere: PyTorch on any device, at any precision (:mod:`hybrid.core.precision`).
 ``onnx`` exports the encoder's transformer to ONNX in memory when it is first used and runs it in ONNX Runtime on the
 CPU, in fp32 (``features/onnx_model.py``): on the 2-core CPU machine the MiniLM forward is about twice as fast, and
-vectors move by a few 1e-6 (float rounding of another kernel library; BENCHMARKS.md measures retrieval). It needs the
+vectors move by a few 1e-6 (float rounding of another kernel library; BENCHMARKS.md measures retrieval). The reader's
+encoder runs there too (its span heads and pair scorer stay in torch), its scores moving by as little. It needs the
 ``onnx`` extra (``pip install 'hybrid[onnx]'``: the exporter needs the ``onnx`` package; ONNX Runtime comes with
 pyserini). Training always runs in torch.
 """
@@ -29,9 +31,9 @@ def backend_record(backend: str) -> dict[str, str]:
 
 
 def backend_device(backend: str, precision: str, device: str | None) -> str | None:
-    """The device the bi-encoder runs on under ``backend`` at ``precision``: ``onnx`` runs on the CPU in fp32 (no
-    device given: ``cpu``, not the GPU torch would pick), and another device or precision is a :class:`ConfigError`
-    naming the options; ``torch`` takes ``device`` as given (None: cuda when available)."""
+    """The device the bi-encoder or the reader runs on under ``backend`` at ``precision``: ``onnx`` runs on the CPU in
+    fp32 (no device given: ``cpu``, not the GPU torch would pick), and another device or precision is a
+    :class:`ConfigError` naming the options; ``torch`` takes ``device`` as given (None: cuda when available)."""
     if check_backend(backend) == "torch":
         return device
     if precision != "fp32":

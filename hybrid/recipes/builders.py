@@ -490,7 +490,8 @@ def _reader(spec: dict, context: Context, source: RecipeSource) -> Stage:
         with _config_errors(source, "rerankers", "a reader's 'interpolate': "):
             weight = KindWeights.of(value)
     return ReaderReranker(str(path), context.index, depth=spec["depth"], batch_size=spec["batch_size"],
-                          span_source=spec["span_source"], interpolate=weight, precision=context.precision)
+                          span_source=spec["span_source"], interpolate=weight, precision=context.precision,
+                          backend=context.backend)
 
 
 @register("safety-net", [Param("base", (str, dict), None, "the mention-level system it wraps: a recipe name or an "

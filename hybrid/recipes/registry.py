@@ -67,7 +67,7 @@ class Context:
     device: str | None = None
     #: Inference precision of the query encoders and readers the builders load (``hybrid.core.precision``).
     precision: str = "fp32"
-    #: Inference backend of the bi-encoders the builders load (``hybrid.core.backend``; the reader runs in torch).
+    #: Inference backend of the bi-encoders and readers the builders load (``hybrid.core.backend``).
     backend: str = "torch"
     #: Artifact paths are taken as given (a command line the user typed) instead of being confined to
     #: ``artifacts`` (a recipe file, which must not reach outside it).

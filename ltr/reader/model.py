@@ -26,10 +26,12 @@ The query's own s_m is omitted (constant per query, as the paper notes).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
 
+from hybrid.core.backend import backend_device
 from hybrid.core.precision import autocast, check_precision
 from ltr.reader.decoding import DecodedSpans, best_spans
 
@@ -94,15 +96,51 @@ class ReaderModel(nn.Module):
         self.query_boundary = query_boundary
         #: Precision of the encoder in eval mode (``hybrid.core.precision``); in train mode it always runs in fp32.
         self.precision = "fp32"
+        #: Backend of the encoder at inference (``hybrid.core.backend``); in train mode it always runs in torch.
+        self.backend = "torch"
+        # token types passed or not -> the encoder's OnnxEncoderModel, made at first use, dropped in train mode
+        self._onnx: dict[bool, Any] = {}
+
+    def _device(self) -> str:
+        return str(next(self.parameters()).device)
 
     def set_precision(self, precision: str) -> ReaderModel:
         """Run the encoder in ``precision`` at inference (eval mode): ``fp32``, or ``bf16`` / ``fp16`` autocast.
 
         The heads read the encoder's states cast back to fp32, so only the encoder runs in half precision (scores
-        move by what tests/ltr/test_reader_precision.py bounds); training is never affected.
+        move by what tests/ltr/test_reader_precision.py bounds); training is never affected. Under the ``onnx``
+        backend only fp32 runs (another precision is a ConfigError).
         """
-        self.precision = check_precision(precision)
+        backend_device(self.backend, check_precision(precision), self._device())
+        self.precision = precision
         return self
+
+    def set_backend(self, backend: str) -> ReaderModel:
+        """Run the encoder with ``backend`` at inference (eval mode, gradients off): ``torch``, or ``onnx`` (ONNX
+        Runtime on the CPU, fp32; the encoder is exported when first used, from the weights it holds then; the heads
+        stay in torch). Training always runs in torch. A precision or device onnx cannot run is a ConfigError."""
+        backend_device(backend, self.precision, self._device())
+        self.backend = backend
+        self._onnx.clear()
+        return self
+
+    def train(self, mode: bool = True) -> ReaderModel:
+        """Training mode (``eval()`` is ``train(False)``); entering it drops the ONNX sessions, which were exported
+        from the weights of their day: the next inference exports the trained weights."""
+        if mode:
+            self._onnx.clear()
+        return super().train(mode)
+
+    def _inference_encoder(self, token_types: bool) -> Any:
+        """What runs the encoder now: the torch module (training, gradients on, or the torch backend), or its ONNX
+        Runtime session (exported at first use, with a token type input when the caller passes token types)."""
+        if self.backend == "torch" or self.training or torch.is_grad_enabled():
+            return self.encoder
+        if token_types not in self._onnx:
+            from features.onnx_model import OnnxEncoderModel  # deferred: onnx and onnxruntime only for this backend
+
+            self._onnx[token_types] = OnnxEncoderModel(self.encoder, token_types=token_types)
+        return self._onnx[token_types]
 
     def heads_config(self) -> dict:
         return {"ffnn_hidden": self.mention_scorer.net[0].out_features, "dropout": self.mention_scorer.net[2].p,
@@ -121,8 +159,9 @@ class ReaderModel(nn.Module):
         kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             kwargs["token_type_ids"] = token_type_ids
+        encoder = self._inference_encoder(token_type_ids is not None)
         with autocast(input_ids.device, "fp32" if self.training else self.precision):
-            hidden = self.encoder(**kwargs).last_hidden_state
+            hidden = encoder(**kwargs).last_hidden_state
         hidden = hidden.float()  # the heads run in fp32 (a no-op in fp32)
         logits = self.span_head(hidden)
         return hidden, logits[..., 0], logits[..., 1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from hybrid.core.backend import backend_device
 from hybrid.core.records import Rankings, Topic
 from hybrid.core.stage import Reranker
 from ltr.reader.context import LeadContext
@@ -35,18 +36,26 @@ class ReaderReranker(Reranker):
     reranked hits by ``(1 - w) z(first stage) + w z(reader)`` (:mod:`ltr.reader.interpolate`); None: reader alone.
     ``w`` may be per kind: ``{"event": 0.35, "entity": 0.65}`` or ``"event=0.35;entity=0.65"``.
     ``precision`` (``fp32``, ``bf16``, ``fp16``) sets the reader's inference precision; None keeps the reader's own.
+    ``backend`` (``torch``, ``onnx``: its encoder in ONNX Runtime on the CPU, fp32) sets the reader's inference
+    backend; None keeps the reader's own. A reader loaded here for onnx with no ``device`` is loaded on the CPU.
     """
 
     def __init__(self, reader: Reader | str | Path, passages, depth: int = DEPTH.default,
                  batch_size: int = BATCH_SIZE.default, device: str | None = None, progress: bool = False,
                  span_source: str = SPAN_SOURCE.default,
                  interpolate: float | KindWeights | Mapping[str, float] | str | None = None,
-                 precision: str | None = None):
+                 precision: str | None = None, backend: str | None = None):
         if span_source not in SPAN_SOURCES:
             raise ValueError(f"span_source must be one of {SPAN_SOURCES}, got {span_source!r}")
+        if not isinstance(reader, Reader):  # refused before loading; onnx with no device: the CPU, not the GPU
+            device = backend_device(backend or "torch", precision or "fp32", device)
         self.reader = reader if isinstance(reader, Reader) else load_reader(reader, device=device)
+        if backend == "torch":  # torch first, so that the precision below is not checked against onnx
+            self.reader.set_backend(backend)
         if precision is not None:
             self.reader.set_precision(precision)
+        if backend is not None and backend != "torch":  # after the precision, which onnx checks
+            self.reader.set_backend(backend)
         self.passage_text: Callable[[str], str | None] = getattr(passages, "passage_text", passages)
         self.span_candidates = index_mention_spans(passages) if span_source == "mentions" else None
         self.context = LeadContext.for_reader(self.reader, passages)

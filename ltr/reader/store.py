@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from hybrid.core.atomic import atomic_directory
+from hybrid.core.backend import backend_device, backend_record
 from hybrid.core.errors import ConfigError
 from hybrid.core.outputs import Kind
 from hybrid.core.precision import precision_record
@@ -68,6 +69,7 @@ class Reader:
         return next(self.model.parameters()).device
 
     def to(self, device: torch.device | str) -> Reader:
+        backend_device(self.backend, self.precision, str(device))  # onnx runs on the CPU
         self.model.to(device)
         return self
 
@@ -81,10 +83,22 @@ class Reader:
         self.model.set_precision(precision)
         return self
 
+    @property
+    def backend(self) -> str:
+        """The inference backend of its encoder (``hybrid.core.backend``; training always runs in torch)."""
+        return self.model.backend
+
+    def set_backend(self, backend: str) -> Reader:
+        """Score (inference only) with ``backend``: ``torch``, or ``onnx`` (the encoder in ONNX Runtime on the CPU,
+        fp32; the heads in torch)."""
+        self.model.set_backend(backend)
+        return self
+
     def artifact_record(self) -> dict[str, Any]:
         """What a run's meta records of this reader (see :func:`hybrid.core.provenance.used_artifacts`)."""
         return {"kind": "reader", "path": self.source or self.meta.get("base_model"),
-                "fingerprint": self.manifest_sha256 or None, **precision_record(self.precision)}
+                "fingerprint": self.manifest_sha256 or None, **precision_record(self.precision),
+                **backend_record(self.backend)}
 
 
 def _check_checkpoint(path: Path) -> None:
