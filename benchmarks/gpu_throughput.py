@@ -2,7 +2,8 @@
 
 Rows (each ``per second``, on ``--device``; fp32 and every ``--precisions`` value for the model rows):
 
-* ``encode``: :meth:`features.encoder.BiEncoder.encode_chunks` over passages of the bundled sample corpus (or
+* ``encode`` (per ``--backends``: torch at every precision, onnx in fp32 on the CPU):
+  :meth:`features.encoder.BiEncoder.encode_chunks` over passages of the bundled sample corpus (or
   ``--corpus``) in chunks of ``--chunk`` (one vector per candidate mention + the passage vector, the next chunk
   planned while one encodes: what ``hybrid.index_dense`` does), against the model's forward pass alone over the
   same batches, tokenised and padded before the clock starts; and the host side alone (:meth:`BiEncoder.plan`
@@ -96,13 +97,16 @@ def encode_rows(args, device: str) -> list[dict]:
                                          passages=True).batches()]
     rows = [{"row": "encode passages: host side alone (tokenise, sequences, pad, pooling indices)",
              "unit": "passages/s", "CPU": len(units) / host}]
-    for precision in ["fp32", *args.precisions]:
-        encoder.set_precision(precision)
+    settings = [(backend, precision) for backend in args.backends
+                for precision in (["fp32", *args.precisions] if backend == "torch" else ["fp32"])]
+    for backend, precision in settings:
+        encoder.set_precision("fp32").set_backend(backend).set_precision(precision)
+        model = encoder._inference_model("passage")  # onnx: exported here, before the clocks
 
-        def forward():
+        def forward(model=model):
             with torch.inference_mode(), encoder._autocast():
                 for ids, mask in batches:
-                    encoder.passage_model(input_ids=ids, attention_mask=mask)
+                    model(input_ids=ids, attention_mask=mask)
 
         def full_path():  # as hybrid.index_dense runs it: chunks, the next one planned while this one encodes
             chunks = [units[lo : lo + args.chunk] for lo in range(0, len(units), args.chunk)]
@@ -111,7 +115,8 @@ def encode_rows(args, device: str) -> list[dict]:
 
         full = _timed(full_path, device)
         alone = _timed(forward, device)
-        rows.append({"row": f"encode passages ({precision})", "unit": "passages/s",
+        setting = precision if backend == "torch" else f"{precision}, {backend}"
+        rows.append({"row": f"encode passages ({setting})", "unit": "passages/s",
                      "full path": len(units) / full, "forward alone": len(units) / alone})
     return rows
 
@@ -265,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--encoder", default="minilm")
     p.add_argument("--reader-base", help="the reader's base checkpoint (default: the bundled MiniLM)")
     p.add_argument("--precisions", nargs="*", default=None, help="besides fp32 (default: bf16 fp16 on a GPU)")
+    p.add_argument("--backends", nargs="+", choices=("torch", "onnx"), default=["torch"],
+                   help="encode rows: the bi-encoder's inference backends (onnx: ONNX Runtime, CPU and fp32 only)")
     p.add_argument("--passages", type=int, default=20000)
     p.add_argument("--chunk", type=int, default=4096, help="passages per encode_chunks chunk (hybrid.index_dense's)")
     p.add_argument("--index", help="encode rows: the passages of this hybrid index, with its detected mentions")

@@ -12,15 +12,16 @@ from pathlib import Path
 from indexes.faiss_index import faiss_has_gpu
 
 ROOT = Path(__file__).resolve().parents[2]
-ROWS = ("encode passages (fp32)", "reader score_pairs (fp32)", "reader pair encoding", "bi-encoder training",
-        "FAISS exact (flat)", "FAISS HNSW")
+ROWS = ("encode passages (fp32)", "encode passages (fp32, onnx)", "reader score_pairs (fp32)", "reader pair encoding",
+        "bi-encoder training", "FAISS exact (flat)", "FAISS HNSW")
 
 
 def test_smoke_measures_every_row_and_marks_missing_gpu_cells(tmp_path):
     out = tmp_path / "speed"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_throughput.py"), "--smoke", "--device", "cpu",
-                           "--output", str(out)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+                           "--backends", "torch", "onnx", "--output", str(out)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(out.with_suffix(".json").read_text())
     rows = {row["row"]: row for row in report["rows"]}
