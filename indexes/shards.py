@@ -40,6 +40,7 @@ import numpy as np
 from features.annotate import AnnotationConfig, Annotator
 from features.units import Unit
 from hybrid.core.atomic import atomic_directory, atomic_write, remove_stale_builds
+from hybrid.core.backend import backend_device
 from hybrid.core.errors import ConfigError, IndexMissingError
 from hybrid.core.formats.corpus import read_corpus
 from hybrid.core.formats.lines import SkipReport
@@ -480,10 +481,13 @@ class EncodeBatch:
     can add them to each shard's FAISS index in passage order.
     """
 
-    def __init__(self, encoder: str, config: dict[str, Any], batch_size: int, device: str | None = None):
+    def __init__(self, encoder: str, config: dict[str, Any], batch_size: int, device: str | None = None,
+                 precision: str = "fp32", backend: str = "torch"):
         from features.encoder import BiEncoder, EncoderConfig  # deferred: importing it loads torch
 
-        self.encoder = BiEncoder.load(encoder, config=EncoderConfig.from_json(config), device=device)
+        self.encoder = BiEncoder.load(encoder, config=EncoderConfig.from_json(config),
+                                      device=backend_device(backend, precision, device))
+        self.encoder.set_precision(precision).set_backend(backend)
         self.batch_size = batch_size
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -502,16 +506,19 @@ class EncodeBatch:
 
 def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = "local", index_type: str = "flat",
                        batch_size: int = 64, chunk: int = 512, overwrite: bool = False,
-                       progress: bool = True) -> dict[str, Any]:
+                       progress: bool = True, precision: str = "fp32", backend: str = "torch") -> dict[str, Any]:
     """Add ``dense/`` (see :mod:`indexes.faiss_index`) to every shard of a sharded index; update the manifest.
 
     Encoding is one batch job over all shards' passages (``chunk`` passages per batch, GPU workers when the
-    engine has GPUs); each shard's FAISS index is written atomically, then the manifest (new checksums).
+    engine has GPUs and the backend runs on them); each shard's FAISS index is written atomically, then the manifest
+    (new checksums). ``precision`` and ``backend``: the workers' encoder's (:mod:`hybrid.core.precision`,
+    :mod:`hybrid.core.backend`), recorded in every shard's metadata and the manifest.
     """
     import faiss
 
     from features.encoder import BiEncoder  # deferred: importing it loads torch
 
+    backend_device(backend, precision, None)  # refused before anything is read or encoded
     path = Path(path).resolve()
     engine = get_engine(engine)
     manifest = read_manifest(path)
@@ -534,10 +541,11 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
                                          ensure_ascii=False) + "\n")
         indexes = [_new_faiss(index_type, model.dim, 32, 200) for _ in tables]
         expected = [0] * len(tables)
-        gpus = engine.gpus()
+        gpus = engine.gpus() if backend == "torch" else 0  # onnx workers run on the CPU
         mark = time.time()
         outputs = engine.map_batches(
-            files, EncodeBatch, {"encoder": model.source, "config": asdict(model.config), "batch_size": batch_size},
+            files, EncodeBatch, {"encoder": model.source, "config": asdict(model.config), "batch_size": batch_size,
+                                 "precision": precision, "backend": backend},
             batch_size=chunk, num_gpus=1 if gpus else 0, progress=progress, desc="encode",
         )
         for out in outputs:
@@ -576,15 +584,15 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
                 "counts": {"passages": len(passages), "documents": len(doc_numbers), "vectors": len(rows),
                            "passages_without_mentions": sum(1 for p in passages if not p.mentions)},
                 "limit": None, "files": dense_file_records(tmp, (VECTORS, ROWS, PASSAGE_TABLE)),
-                "batch_size": batch_size, "engine": engine.name, "gpus": gpus,
-                "encode_seconds": round(encode_seconds, 2), **made,
+                "batch_size": batch_size, "engine": engine.name, "gpus": gpus, "precision": precision,
+                "backend": backend, "encode_seconds": round(encode_seconds, 2), **made,
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
             (tmp / DENSE_METADATA).write_text(json.dumps(metadata, indent=2, ensure_ascii=False) + "\n",
                                               encoding="utf-8")
         manifest["shards"][i].update(checksum_tree(path / shard["name"]))
     manifest["dense"] = {"encoder": model.describe(), "faiss": index_type, "engine": engine.name, "gpus": gpus,
-                         "vectors": sum(int(ix.ntotal) for ix in indexes),
+                         "precision": precision, "backend": backend, "vectors": sum(int(ix.ntotal) for ix in indexes),
                          "encode_seconds": round(encode_seconds, 2),
                          "build_seconds": round(time.time() - started, 2)}
     with atomic_write(path / MANIFEST) as out:

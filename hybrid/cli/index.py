@@ -14,7 +14,16 @@ import os
 import sys
 
 from features.annotate import ANNOTATIONS, DEFAULT_MODEL, AnnotationConfig
-from hybrid.cli.common import add_quiet, make_parser, non_negative_int, positive_int, run_cli
+from hybrid.cli.common import (
+    add_backend,
+    add_precision,
+    add_quiet,
+    make_parser,
+    non_negative_int,
+    positive_int,
+    run_cli,
+)
+from hybrid.core.backend import backend_device
 from hybrid.core.errors import InputError
 from hybrid.core.outputs import Writes
 from indexes.lucene import IndexConfig, build_index, index_writes
@@ -63,6 +72,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ray-address", help="Ray cluster to run on (default: RAY_ADDRESS, else Ray on this machine)")
     p.add_argument("--dense-encoder", help="with --shards: also encode every shard into <shard>/dense with this "
                                            "encoder (minilm, a saved encoder or a HF checkpoint)")
+    add_precision(p, "the --dense-encoder")
+    add_backend(p, "the --dense-encoder")
     return p
 
 
@@ -85,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     config = IndexConfig(corpus=args.corpus, annotation=annotation, threads=args.threads)
     if args.dense_encoder and not args.shards:
         raise InputError(None, None, "--dense-encoder needs --shards (one index: python -m hybrid.index_dense)")
+    backend_device(args.backend, args.precision, None)  # before any shard is built
     if args.shards:
         from hybrid.core.ray_engine import get_engine  # deferred: importing it loads numpy
         from indexes.shards import build_sharded_index  # deferred: importing it loads numpy
@@ -96,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.dense_encoder:
                 from indexes.shards import build_dense_shards  # deferred: importing it loads numpy
 
-                build_dense_shards(args.index, args.dense_encoder, engine=engine, progress=not args.quiet)
+                build_dense_shards(args.index, args.dense_encoder, engine=engine, progress=not args.quiet,
+                                   precision=args.precision, backend=args.backend)
     else:
         meta = build_index(config, args.index, overwrite=args.overwrite, skip_bad=args.skip_bad,
                            progress=not args.quiet, overwrite_all=args.overwrite_all)

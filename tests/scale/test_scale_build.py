@@ -132,6 +132,17 @@ def test_index_and_search_cli_on_a_sharded_index(tiny_corpus, tiny_index, data_d
         assert runs["single"].read_text().strip()
 
 
+def test_index_cli_refuses_a_dense_backend_it_cannot_run_before_building(tiny_corpus, tmp_path):
+    from hybrid.cli.index import main as index_main
+    from hybrid.core.errors import ConfigError
+
+    target = tmp_path / "never"
+    with pytest.raises(ConfigError, match="--backend onnx runs in fp32"):
+        index_main(["--corpus", str(tiny_corpus), "--index", str(target), "--shards", "2", "--engine", "local",
+                    "--dense-encoder", "minilm", "--backend", "onnx", "--precision", "bf16", "--quiet"])
+    assert not target.exists()
+
+
 def test_anserini_tie_adjustment_by_hand():
     from hybrid.core.anserini import _java_round, anserini_tie_adjust
 

@@ -8,8 +8,12 @@ retrieval and fused runs.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from scale_helpers import needs_sharded_search, same_run
+
+from hybrid.core.errors import ConfigError
 
 K = 100
 
@@ -167,3 +171,32 @@ def test_a_recipe_without_a_sharded_search_is_refused(indexes):
     _, sharded = indexes
     with pytest.raises(ConfigError, match="cannot search a sharded index"):
         load_recipe("cmr-qe").build(Context(index=sharded))
+
+
+def test_dense_shards_in_onnx_are_the_torch_vectors_within_rounding(dense, sample_sharded, tiny_encoder, tmp_path):
+    """build_dense_shards(backend="onnx"): each shard's vectors within the backend's tolerance of the torch build
+    (the `dense` fixture's), and every shard's metadata and the manifest say the backend and precision."""
+    import shutil
+
+    import faiss
+    import numpy as np
+
+    from indexes.shards import build_dense_shards, read_manifest
+
+    copy = tmp_path / "sample3"
+    shutil.copytree(sample_sharded, copy)
+    manifest = build_dense_shards(copy, str(tiny_encoder), engine="local", progress=False, overwrite=True,
+                                  backend="onnx")
+    assert manifest["dense"]["backend"] == "onnx" and manifest["dense"]["precision"] == "fp32"
+    assert read_manifest(sample_sharded)["dense"]["backend"] == "torch"
+    for shard in manifest["shards"]:
+        meta = json.loads((copy / shard["name"] / "dense" / "dense-index.json").read_text())
+        assert (meta["backend"], meta["gpus"]) == ("onnx", 0)
+        onnx, torch_built = (faiss.read_index(str(root / shard["name"] / "dense" / "vectors.faiss"))
+                             for root in (copy, sample_sharded))
+        assert onnx.ntotal == torch_built.ntotal > 0
+        np.testing.assert_allclose(onnx.reconstruct_n(0, onnx.ntotal), torch_built.reconstruct_n(0, onnx.ntotal),
+                                   atol=1e-5)
+    with pytest.raises(ConfigError, match="runs in fp32"):
+        build_dense_shards(copy, str(tiny_encoder), engine="local", progress=False, overwrite=True,
+                           backend="onnx", precision="bf16")
