@@ -3,9 +3,10 @@ torch.
 
 ``torch`` is the default everywhere: PyTorch on any device, at any precision (:mod:`hybrid.core.precision`).
 ``onnx`` exports the encoder's transformer to ONNX in memory when it is first used and runs it in ONNX Runtime on the
-CPU, in fp32 (``features/onnx_model.py``): on the 2-core CPU machine the MiniLM forward is about twice as fast, and
-vectors move by a few 1e-6 (float rounding of another kernel library; BENCHMARKS.md measures retrieval). The reader's
-encoder runs there too (its span heads and pair scorer stay in torch), its scores moving by as little. It needs the
+CPU, in fp32 (``features/onnx_model.py``): on the 2-core CPU machine the MiniLM forward is about twice as fast (a
+dense index encodes ~1.7x faster), and vectors move by float rounding of another kernel library (at most 2.9e-7 over a
+trained MiniLM's ECB+ dev vectors; ECB+ dev means equal at four decimals: BENCHMARKS.md). The reader's encoder runs
+there too (its span heads and pair scorer stay in torch), its scores moving by as little (5.2e-7). It needs the
 ``onnx`` extra (``pip install 'hybrid[onnx]'``: the exporter needs the ``onnx`` package; ONNX Runtime comes with
 pyserini). Training always runs in torch.
 """
