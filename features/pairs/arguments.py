@@ -179,20 +179,26 @@ def record_arguments(view: RecordView) -> Arguments:
 
 
 def passage_arguments(passage: PassageView) -> list[tuple[str, str]]:
+    """The passage's labelled phrases (heuristic spans, entity mentions, the records' entities), each once, in
+    first-seen order: every record of a sentence lists that sentence's entities, and :func:`collect` only takes the
+    union of the keys, so a repeat adds nothing."""
+
     def compute() -> list[tuple[str, str]]:
         labelled = _heuristic(passage.text, set())
         for r in passage.records:
             if r.kind == "entity" and r.tag:
                 labelled.append((r.mention, r.tag))
             labelled.extend(zip(r.record.ner, r.record.ner_labels, strict=False))
-        return labelled
+        return list(dict.fromkeys(labelled))
 
     return memo(passage, "arguments", compute)
 
 
 def document_arguments(doc: DocumentView) -> Arguments:
-    """The arguments of a whole document: every passage's entities, entity mentions and heuristic spans."""
-    return memo(doc, "arguments", lambda: collect(x for p in doc.passages for x in passage_arguments(p)))
+    """The arguments of a whole document: every passage's entities, entity mentions and heuristic spans. The phrases
+    are collected once each (a document names its people and places in passage after passage)."""
+    return memo(doc, "arguments",
+                lambda: collect(dict.fromkeys(x for p in doc.passages for x in passage_arguments(p))))
 
 
 def shared(a: frozenset[str], b: frozenset[str]) -> float:

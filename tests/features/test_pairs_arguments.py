@@ -167,3 +167,23 @@ def test_batch_compute_equals_each_feature_on_every_pair_for_any_subset_and_orde
         assert got.dtype == np.float32 and got.shape == expected.shape
         assert got.tobytes() == expected.tobytes(), names
     assert len({tuple(row) for row in A.GROUP.compute(batch, every)}) == 3  # the pairs differ
+
+
+def test_passage_phrases_once_document_arguments_as_with_repeats():
+    # every record of a sentence lists that sentence's entities: the passage keeps each labelled phrase once, and the
+    # document's arguments are those of all the phrases, repeats included
+    from features.pairs.views import DocumentView, PassageView, RecordView
+
+    text = "The earthquake in Yushu in 2010 killed thousands."
+    ner = [("Yushu", "LOC_GEO"), ("2010", "TIME_DATE")]
+    first = PassageView("d:0", "d", text, [RecordView(rec("earthquake", text, ner, rid="d:0#0")),
+                                           RecordView(rec("killed", text, ner, rid="d:0#1"))])
+    second = PassageView("d:1", "d", "Yushu mourned.", [RecordView(rec("mourned", "Yushu mourned.", ner[:1],
+                                                                       rid="d:1#0"))])
+    labelled = A.passage_arguments(first)
+    assert len(labelled) == len(set(labelled)) and set(ner) <= set(labelled)
+    repeats = [x for p in (first, second) for x in A._heuristic(p.text, set())]
+    repeats += [x for p in (first, second) for r in p.records
+                for x in zip(r.record.ner, r.record.ner_labels, strict=True)]
+    assert A.document_arguments(DocumentView("d", [first, second])) == A.collect(repeats)
+    assert A.document_arguments(DocumentView("d", [first, second])).get("place") == frozenset({"yushu"})
