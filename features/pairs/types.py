@@ -16,13 +16,57 @@ annotated sentences are ever judged relevant).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
+import numpy as np
+
 from features.pairs import strings as S
-from features.pairs.base import FeatureGroup, PairContext, PairFunction
+from features.pairs.base import FeatureGroup, PairBatch, PairContext, PairFunction
 from features.pairs.views import RecordView
 
-GROUP = FeatureGroup("type", "kind/type agreement and DiscK-style query-type x string-feature pairs")
+#: feature name -> (the query's coarse type it is about, the string feature it pairs with, or None for the query-type
+#: indicator): the features whose value for a query of another type is a constant.
+BY_QUERY_TYPE: dict[str, tuple[str, PairFunction | None]] = {}
+
+
+class TypeGroup(FeatureGroup):
+    """The group's features, pair by pair, with the query's coarse type read once per pair: of the query-type
+    indicators and DiscK pairs only the pairs of the query's own type call a function (5 of the 30 DiscK features;
+    the other 25 are 0 and the indicators 0 or 1 for every candidate of the query). The values are those of the
+    features' own functions."""
+
+    def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(batch.pairs), len(names)), dtype=np.float32)
+        plans: dict[str, tuple[list[float], list[tuple[int, PairFunction]]]] = {}
+        for i, ctx in enumerate(batch.pairs):
+            q, c = ctx.query.record, ctx.candidate
+            qtype = record_type(q)
+            plan = plans.get(qtype)
+            if plan is None:
+                plan = plans[qtype] = self.plan(names, qtype)
+            row, calls = plan
+            for j, fn in calls:
+                row[j] = fn(q, c, ctx)
+            out[i] = row
+        return out
+
+    def plan(self, names: Sequence[str], qtype: str) -> tuple[list[float], list[tuple[int, PairFunction]]]:
+        """For a query of coarse type ``qtype``: a row holding the values that are the same for every candidate, and
+        (column, function) of the others."""
+        row, calls = [0.0] * len(names), []
+        for j, name in enumerate(names):
+            about, base = BY_QUERY_TYPE.get(name, (None, None))
+            if about is None:
+                calls.append((j, self._features[name].fn))
+            elif base is None:
+                row[j] = float(qtype == about)
+            elif qtype == about:
+                calls.append((j, base))
+        return row, calls
+
+
+GROUP = TypeGroup("type", "kind/type agreement and DiscK-style query-type x string-feature pairs")
 
 COARSE_TYPES = ("event", "person", "org", "place", "time", "thing", "number", "name", "other", "unknown")
 GENERIC_TYPES = frozenset({"name", "other", "unknown"})
@@ -100,6 +144,7 @@ QUERY_TYPES = ("event", "person", "org", "place", "time", "thing")
 for _coarse in QUERY_TYPES:
     GROUP.add(f"type_query_{_coarse}", _query_type_indicator(_coarse),
               f"1 if the query mention's coarse type is {_coarse} (lets trees condition on the query type)")
+    BY_QUERY_TYPE[f"type_query_{_coarse}"] = (_coarse, None)
 
 #: The string features DiscK pairs with the query type.
 DISCK_BASE: dict[str, PairFunction] = {
@@ -122,3 +167,4 @@ for _coarse in QUERY_TYPES:
     for _short, _base in DISCK_BASE.items():
         GROUP.add(f"disck_{_coarse}_{_short}", _paired(_coarse, _base),
                   f"{_base.__name__} when the query is of coarse type {_coarse}, else 0 (DiscK type pairing)")
+        BY_QUERY_TYPE[f"disck_{_coarse}_{_short}"] = (_coarse, _base)

@@ -76,3 +76,29 @@ def test_every_disck_pair_fires_only_for_its_query_type(coarse):
         for short in T.DISCK_BASE:
             expected = 1.0 if other == coarse else 0.0
             assert value(f"disck_{other}_{short}", q, c) == expected, (other, short)
+
+
+def test_batch_compute_equals_each_feature_on_every_pair_for_any_subset_and_order():
+    """TypeGroup.compute calls only the DiscK pairs of the query's own type; its columns are the features' own values,
+    for queries of several types (each with candidates of several), a subset, in any order."""
+    import numpy as np
+
+    from features.pairs.base import PairBatch
+
+    queries = [rec("Tara Reid", "entity", "HUMAN_PART_PER"), rec("WHO", "entity", "HUMAN_PART_ORG", "q:1#0"),
+               rec("quake", "event", "ACTION_OCCURRENCE", "q:2#0"), rec("it", None, None, "q:3#0")]
+    cands = [rec("Reid", "entity", "HUMAN_PART_PER", "c:0#0"),
+             rec("World Health Organization", "entity", "ORG", "c:1#0"),
+             rec("earthquake", "event", "AUTO_EVENT", "c:2#0"), rec("Malibu", "entity", "LOC_GEO", "c:3#0")]
+    pairs = [standalone_pair(q, c) for q in queries for c in cands]
+    batch = PairBatch([p.query for p in pairs], pairs, list(range(len(pairs) + 1)))
+    every = list(T.GROUP.features())
+    for names in (every, every[::-1], [n for n in every if n.startswith("disck_")][::4], ["type_agree"], []):
+        expected = np.array([[T.GROUP.value(n, p.query.record, p.candidate, p) for n in names] for p in pairs],
+                            dtype=np.float32).reshape(len(pairs), len(names))
+        got = T.GROUP.compute(batch, names)
+        assert got.dtype == np.float32 and got.shape == expected.shape
+        assert got.tobytes() == expected.tobytes(), names
+    values = T.GROUP.compute(batch, every)
+    for name in ("disck_person_containment", "disck_org_acronym", "disck_event_char3", "type_query_event"):
+        assert values[:, every.index(name)].any(), name
