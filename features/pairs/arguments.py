@@ -217,7 +217,10 @@ def conflict(cls: str, a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def value(cls: str, how: str, a: frozenset[str], b: frozenset[str]) -> float:
-    """The ``how`` (shared, conflict or jaccard) of one class's keys on the two sides."""
+    """The ``how`` (shared, conflict or jaccard) of one class's keys on the two sides: 0 when a side has none (no key
+    shared, no conflict, no overlap), as most candidates lack most classes."""
+    if not a or not b:
+        return 0.0
     if how == "shared":
         return shared(a, b)
     if how == "conflict":
