@@ -72,3 +72,21 @@ def test_query_annotation_without_index():
     rec = Annotator(LEGACY).annotate_topic(topic)
     assert rec.mention == "checked into" and rec.kind == "event"
     assert "Tara Reid" in rec.ner and "Tuesday" in rec.ner
+
+
+def test_record_from_json_as_init_fills_defaults_refuses_stray_keys():
+    from features.annotate import MentionRecord
+
+    full = MentionRecord(id="p#0", passage_id="p", doc_id="d", start=4, end=9, mention="quake", kind="event",
+                         tag="ACTION_OCCURRENCE", source="gold", chain="c1", ner=["Yushu"], ner_labels=["LOC_GEO"],
+                         context="The quake hit Yushu.", coref=["it"])
+    stored = full.to_json()
+    again = MentionRecord.from_json(stored)
+    assert again == full and repr(again) == repr(full) and again.to_json() == stored
+    again.kind = "entity"  # a record is its own: filling in a field leaves the stored dict as it was
+    assert stored["kind"] == "event"
+    short = {k: v for k, v in stored.items() if k not in ("ner", "ner_labels", "context", "coref")}
+    assert MentionRecord.from_json(short) == MentionRecord(**short)
+    assert MentionRecord.from_json(short).coref == [] and MentionRecord.from_json(short).context == ""
+    with pytest.raises(TypeError):
+        MentionRecord.from_json({**stored, "score": 1.0})
