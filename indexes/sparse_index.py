@@ -218,8 +218,10 @@ class SparseIndex:
         for pid in candidates:
             if self.passage_text(pid) != topic.text:
                 continue
-            for record in self.mention_records(pid):
-                if record.start == topic.start and record.end == topic.end:
+            # the stored mention of the topic's span made a record (not every mention of the passage: ~20 of them)
+            for mention in self.passage_json(pid)["mentions"]:
+                if mention["start"] == topic.start and mention["end"] == topic.end:
+                    record = MentionRecord.from_json(mention)
                     if topic.kind and not record.kind:
                         record.kind = topic.kind
                     return record
