@@ -97,3 +97,17 @@ def test_document_cosine_is_remembered_per_query_and_candidate_document_view():
     for ctx in (near, far, near, far):
         assert X.GROUP.value("document_cosine", ctx.query.record, ctx.candidate, ctx) == direct(ctx)
     assert direct(near) != direct(far)
+
+
+def test_context_vectors_made_once_per_text_and_stats():
+    # the mentions of one sentence share its context: one vector per text under one stats object, another under other
+    # stats (document frequencies differ), equal to tfidf_vector's
+    from features.pairs.views import CountingTermStats, RecordView, tfidf_vector
+
+    text = "A strong earthquake struck Yushu in Qinghai."
+    stats, other = CountingTermStats([text, *BACKGROUND]), CountingTermStats([text, text, "Yushu."])
+    quake, struck = RecordView(rec("earthquake", text)), RecordView(rec("struck", text, "q:0#1"))
+    vector = X.context_vector(quake, stats)
+    assert vector == tfidf_vector(stats, text) and X.context_vector(struck, stats) is vector
+    elsewhere = X.context_vector(RecordView(rec("Yushu", text, "q:0#2")), other)
+    assert elsewhere == tfidf_vector(other, text) and elsewhere != vector
