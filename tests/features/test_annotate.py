@@ -85,6 +85,7 @@ def test_record_from_json_as_init_fills_defaults_refuses_stray_keys():
     assert again == full and repr(again) == repr(full) and again.to_json() == stored
     again.kind = "entity"  # a record is its own: filling in a field leaves the stored dict as it was
     assert stored["kind"] == "event"
+    assert MentionRecord.from_json(dict(reversed(stored.items()))) == full  # the fields in another order
     short = {k: v for k, v in stored.items() if k not in ("ner", "ner_labels", "context", "coref")}
     assert MentionRecord.from_json(short) == MentionRecord(**short)
     assert MentionRecord.from_json(short).coref == [] and MentionRecord.from_json(short).context == ""
