@@ -8,18 +8,18 @@ pickled objects (strings as fixed-width unicode arrays), written atomically.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from features.pairs.base import PairBatch
+from features.pairs.base import FeatureProvider, PairBatch
 from features.pairs.registry import configured, lookup
 from hybrid.core.atomic import atomic_write
 from hybrid.core.errors import InputError
 from hybrid.core.formats.qrels import Qrels
-from hybrid.core.records import Hit, Rankings
+from hybrid.core.records import Hit, Rankings, Topic
 
 
 @dataclass
@@ -117,22 +117,51 @@ class FeatureMatrix:
         return matrix, meta
 
 
-def extract(batch: PairBatch, names: Sequence[str], options: dict[str, dict] | None = None) -> FeatureMatrix:
-    """Compute the named features for every pair of the batch, provider by provider.
+#: A provider's work started before the pairs were built: given the batch, what waits for its values.
+EarlyStart = Callable[[PairBatch], Callable[[], np.ndarray]]
 
-    ``options``: group -> provider options (a feature set's ``[providers.<group>]`` tables).
-    """
+
+def providers_of(names: Sequence[str],
+                 options: dict[str, dict] | None = None) -> dict[str, tuple[FeatureProvider, list[str]]]:
+    """group -> (its provider set up with its ``options``, the names of its features among ``names``, in order)."""
     options = options or {}
-    by_provider: dict[str, tuple[object, list[str]]] = {}
+    by_provider: dict[str, tuple[FeatureProvider, list[str]]] = {}
     for name in names:
         group = lookup(name)[0].group
         if group not in by_provider:
             by_provider[group] = (configured(group, options.get(group)), [])
         by_provider[group][1].append(name)
+    return by_provider
+
+
+def start_early(resources: object, topics: Sequence[Topic], names: Sequence[str],
+                options: dict[str, dict] | None = None) -> dict[str, EarlyStart]:
+    """group -> what its provider's :meth:`~features.pairs.base.FeatureProvider.start_early` started for these
+    topics (only the providers that started something): :func:`extract` of the batch built from the same resources
+    and topics takes it as ``early``."""
+    started = {}
+    for group, (provider, pnames) in providers_of(names, options).items():
+        handle = provider.start_early(resources, topics, pnames)
+        if handle is not None:
+            started[group] = handle
+    return started
+
+
+def extract(batch: PairBatch, names: Sequence[str], options: dict[str, dict] | None = None,
+            early: dict[str, EarlyStart] | None = None) -> FeatureMatrix:
+    """Compute the named features for every pair of the batch, provider by provider.
+
+    ``options``: group -> provider options (a feature set's ``[providers.<group>]`` tables); ``early``: what
+    :func:`start_early` started for the batch's topics, before the batch was built.
+    """
+    early = early or {}
+    by_provider = providers_of(names, options)
     X = np.zeros((len(batch.pairs), len(names)), dtype=np.float32)
     col = {n: i for i, n in enumerate(names)}
-    # Providers that search in the background (Java) start first; the others compute meanwhile, in this thread.
-    started = [(provider.start(batch, pnames), pnames) for provider, pnames in by_provider.values()]
+    # Providers that search in the background (Java) start first, those started early already; the others compute
+    # meanwhile, in this thread.
+    started = [(early[group](batch) if group in early else provider.start(batch, pnames), pnames)
+               for group, (provider, pnames) in by_provider.items()]
     for (provider, pnames), (wait, _) in zip(by_provider.values(), started, strict=True):
         if wait is None:
             X[:, [col[n] for n in pnames]] = provider.compute(batch, pnames)

@@ -19,7 +19,7 @@ from hybrid.core.records import Rankings, Topic
 from hybrid.core.stage import Reranker
 from indexes.sparse_index import SparseIndex
 from ltr.batch import build_batch
-from ltr.matrix import FeatureMatrix, extract
+from ltr.matrix import FeatureMatrix, extract, start_early
 from ltr.model import TrainedModel
 from ltr.resources import IndexResources
 
@@ -42,8 +42,10 @@ def extract_matrix(resources: IndexResources, topics: Sequence[Topic], run: Rank
     parts = []
     for lo in range(0, len(topics), chunk):
         with paused_collector():  # millions of long-lived acyclic objects: full collections found next to nothing
+            # searches that need the queries alone (BM25F's, in Java) run beside the building of the pairs
+            early = start_early(resources, topics[lo : lo + chunk], names, options)
             batch = build_batch(resources, topics[lo : lo + chunk], run, depth, progress=False)
-            parts.append(extract(batch, names, options))
+            parts.append(extract(batch, names, options, early))
         if progress:
             log.info("features: %d/%d queries", min(lo + chunk, len(topics)), len(topics))
     if not parts:

@@ -143,6 +143,16 @@ class FeatureProvider(ABC):
     def compute(self, batch: PairBatch, names: Sequence[str]) -> np.ndarray:
         """``(len(batch), len(names))`` float32 values for the named features of this provider."""
 
+    def start_early(self, resources: Any, topics: Sequence[Topic],
+                    names: Sequence[str]) -> Callable[[PairBatch], Callable[[], np.ndarray]] | None:
+        """Start the part of :meth:`compute` that needs the queries alone (a search of ``topics`` over the index of
+        ``resources``) before the batch's pairs are built, and return what, given the batch built from these
+        ``resources`` and ``topics``, gives the function that waits for its values; or None (the default: nothing
+        started, :meth:`start` at extraction). :func:`ltr.pipeline.extract_matrix` calls it before
+        :func:`ltr.batch.build_batch`, so a Java search runs beside the building of the pairs (Python, one core)
+        rather than beside the other groups. The values must equal :meth:`compute`'s."""
+        return None
+
     def start(self, batch: PairBatch, names: Sequence[str]) -> Callable[[], np.ndarray] | None:
         """Start :meth:`compute` in the background and return what waits for its values, or None (the default:
         nothing started, call :meth:`compute`). A provider whose values come mostly from Java (pyjnius releases

@@ -28,7 +28,7 @@ import numpy as np
 from features.pairs.base import Feature, FeatureProvider, PairBatch
 from features.pairs.registry import register_external
 from hybrid.core.params import DENSE_BATCH_SIZE, Param
-from hybrid.core.records import Rankings
+from hybrid.core.records import Rankings, Topic
 from hybrid.fusion.fuse import Fuse
 from hybrid.fusion.registry import METHOD
 from hybrid.retrieval.bm25f import BM25F
@@ -72,7 +72,10 @@ class RetrieverScoresProvider(FeatureProvider):
         return {n: Feature(n, self.group, doc, self.version) for n, doc in docs.items()}
 
     def retriever(self, batch: PairBatch):
-        index = batch.resources.index
+        return self.retriever_of(batch.resources.index)
+
+    def retriever_of(self, index):
+        """The retriever over ``index``, made once per index path."""
         key = str(index.path)
         if key not in self._retrievers:
             self._retrievers[key] = self._make(index)
@@ -86,6 +89,18 @@ class RetrieverScoresProvider(FeatureProvider):
         if batch.resources is None:
             raise ValueError(f"{self.group} features need a batch built from an index")
         return self.values(batch, names, self.run(batch))
+
+    def start_early(self, resources, topics: Sequence[Topic],
+                    names: Sequence[str]) -> Callable[[PairBatch], Callable[[], np.ndarray]] | None:
+        """With a retriever that searches in a worker thread (``search_later``, as BM25F does): its search of the
+        topics starts before the pairs are built (it needs the queries alone); the values come from the batch later."""
+        if resources is None or not topics:
+            return None
+        retriever = self.retriever_of(resources.index)
+        if not hasattr(retriever, "search_later"):
+            return None
+        wait = retriever.search_later(list(topics), self.depth)
+        return lambda batch: lambda: self.values(batch, names, wait())
 
     def start(self, batch: PairBatch, names: Sequence[str]) -> Callable[[], np.ndarray] | None:
         """With a retriever that searches in a worker thread (``search_later``, as BM25F does): its Java search

@@ -86,3 +86,29 @@ def test_java_groups_work_in_a_worker_thread_with_the_values_of_compute(batch, m
     matrix = extract(batch, mixed)
     one_by_one = np.column_stack([registry.lookup(n)[0].compute(batch, [n])[:, 0] for n in mixed])
     assert np.array_equal(matrix.X, one_by_one)
+
+
+@needs_jar
+def test_bm25f_search_starts_before_the_pairs_with_the_values_of_compute(sparse_index, data_dir, monkeypatch):
+    """extract_matrix starts bm25f's search (it needs the queries alone) before it builds the pairs: the values are
+    compute's and the matrix the one computed group by group. sparse_fields needs the pairs: nothing early."""
+    from hybrid.retrieval.sparse import MultiFieldBM25
+    from ltr.pipeline import extract_matrix
+
+    topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
+    run = MultiFieldBM25(sparse_index).search(topics, 10)
+    resources = IndexResources(sparse_index)
+    provider, names = registry.provider("bm25f"), ["bm25f_score", "bm25f_found", "bm25f_rr"]
+    handle = provider.start_early(resources, topics, names)
+    batch = build_batch(resources, topics, run, depth=10)
+    assert handle is not None and np.array_equal(handle(batch)(), provider.compute(batch, names))
+    assert provider.start_early(resources, [], names) is None
+    assert registry.provider("sparse_fields").start_early(resources, topics, ["context:context:bm25"]) is None
+
+    started = []
+    early = provider.start_early
+    monkeypatch.setattr(provider, "start_early", lambda *args: started.append(args[1]) or early(*args))
+    mixed = ["mention_exact", "bm25f_rr", "chain_phrase_jaccard", "context:context:bm25", "bm25f_score"]
+    matrix = extract_matrix(resources, topics, run, mixed, depth=10)
+    one_by_one = np.column_stack([registry.lookup(n)[0].compute(batch, [n])[:, 0] for n in mixed])
+    assert started == [topics] and np.array_equal(matrix.X, one_by_one)
