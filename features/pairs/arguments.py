@@ -53,8 +53,9 @@ class ArgumentsGroup(FeatureGroup):
         by_documents: dict[tuple[int, int], list[float]] = {}  # the Arguments are memoised on the batch's views
         for ctx in batch.pairs:
             if context:
-                q, c = record_arguments(ctx.query.record), record_arguments(ctx.candidate)
-                context_rows.append([value(cls, how, q.get(cls), c.get(cls)) for cls, how in context])
+                # Arguments.get written out (the dicts' own get): 15 features x 2 sides a pair
+                q, c = record_arguments(ctx.query.record).keys, record_arguments(ctx.candidate).keys
+                context_rows.append([value(cls, how, q.get(cls, NONE), c.get(cls, NONE)) for cls, how in context])
             if document:
                 q, c = document_arguments(ctx.query.doc), document_arguments(ctx.doc)
                 key = (id(q), id(c))
@@ -122,7 +123,11 @@ class Arguments:
     keys: dict[str, frozenset[str]]
 
     def get(self, cls: str) -> frozenset[str]:
-        return self.keys.get(cls, frozenset())
+        return self.keys.get(cls, NONE)
+
+
+#: No keys.
+NONE: frozenset[str] = frozenset()
 
 
 def collect(labelled: Iterable[tuple[str, str]]) -> Arguments:
