@@ -214,32 +214,12 @@ def test_reader_pipeline_interpolates_with_its_first_stage(sparse_index, topics,
             load_recipe(str(bad)).build(context)
 
 
-def test_a_context_precision_reaches_the_recipes_reader_and_its_record(sparse_index, topics, tiny_bert, tmp_path):
-    """Context(precision="bf16") builds a reader reranker that scores in bf16 (reader scores move, by less than
-    tests/ltr/test_reader_precision.py's bound) and a run's artifacts say so; fp32's record is as it was."""
-    from hybrid.core.provenance import used_artifacts
-    from ltr.reader.store import new_reader, save_reader
-
-    save_reader(new_reader(tiny_bert, seed=3), tmp_path / "reader" / "tiny")
-    path = tmp_path / "r.toml"
-    path.write_text('name = "r"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
-                    'rerankers = [{ type = "reader", model = "reader/tiny", depth = 3 }]\n')
-    scores, records = {}, {}
-    for precision in ("fp32", "bf16"):
-        stage = load_recipe(str(path)).build(Context(index=sparse_index, hits=5, artifacts=tmp_path,
-                                                     precision=precision))
-        run = stage(topics)
-        scores[precision] = {(q, h.docid): h.extra["reader_score"] for q, hits in run.items() for h in hits
-                             if "reader_score" in h.extra}
-        records[precision] = [a for a in used_artifacts(stage) if a["kind"] == "reader"]
-    assert "precision" not in records["fp32"][0] and [a["precision"] for a in records["bf16"]] == ["bf16"]
-    assert scores["fp32"] and set(scores["fp32"]) == set(scores["bf16"])
-    assert 0 < max(abs(scores["fp32"][k] - scores["bf16"][k]) for k in scores["fp32"]) < 2e-4
-
-
-def test_a_context_backend_reaches_the_recipes_reader_and_its_record(sparse_index, topics, tiny_bert, tmp_path):
-    """Context(backend="onnx") builds a reader reranker whose encoder runs in ONNX Runtime on the CPU (reader scores
-    within tests/ltr/test_reader_onnx.py's tolerance of torch's) and a run's artifacts say so; torch's record is as
+@pytest.mark.parametrize("option, value, bound", [("precision", "bf16", 2e-4), ("backend", "onnx", 1e-5)])
+def test_a_context_inference_setting_reaches_the_recipes_reader_and_its_record(sparse_index, topics, tiny_bert,
+                                                                              tmp_path, option, value, bound):
+    """Context(precision="bf16") / Context(backend="onnx") builds a reader reranker that scores in bf16 (scores move,
+    by less than tests/ltr/test_reader_precision.py's bound) / with its encoder in ONNX Runtime (within
+    tests/ltr/test_reader_onnx.py's tolerance of torch's), and a run's artifacts say so; the default's record is as
     it was."""
     from hybrid.core.provenance import used_artifacts
     from ltr.reader.store import new_reader, save_reader
@@ -249,16 +229,18 @@ def test_a_context_backend_reaches_the_recipes_reader_and_its_record(sparse_inde
     path.write_text('name = "r"\n[system]\ntype = "pipeline"\nfirst = "bm25"\n'
                     'rerankers = [{ type = "reader", model = "reader/tiny", depth = 3 }]\n')
     scores, records = {}, {}
-    for backend in ("torch", "onnx"):
-        stage = load_recipe(str(path)).build(Context(index=sparse_index, hits=5, artifacts=tmp_path,
-                                                     backend=backend))
+    for setting in ("default", value):
+        context = Context(index=sparse_index, hits=5, artifacts=tmp_path,
+                          **({} if setting == "default" else {option: setting}))
+        stage = load_recipe(str(path)).build(context)
         run = stage(topics)
-        scores[backend] = {(q, h.docid): h.extra["reader_score"] for q, hits in run.items() for h in hits
+        scores[setting] = {(q, h.docid): h.extra["reader_score"] for q, hits in run.items() for h in hits
                            if "reader_score" in h.extra}
-        records[backend] = [a for a in used_artifacts(stage) if a["kind"] == "reader"]
-    assert "backend" not in records["torch"][0] and [a["backend"] for a in records["onnx"]] == ["onnx"]
-    assert scores["torch"] and set(scores["torch"]) == set(scores["onnx"])
-    assert max(abs(scores["torch"][k] - scores["onnx"][k]) for k in scores["torch"]) < 1e-5
+        records[setting] = [a for a in used_artifacts(stage) if a["kind"] == "reader"]
+    assert option not in records["default"][0] and [a[option] for a in records[value]] == [value]
+    assert scores["default"] and set(scores["default"]) == set(scores[value])
+    moved = max(abs(scores["default"][k] - scores[value][k]) for k in scores["default"])
+    assert moved < bound and (moved > 0 or option == "backend")  # bf16 really ran
 
 def test_bundled_multifield_reader_recipe_reranks_multifield_with_per_kind_weights(sparse_index, topics, tiny_bert,
                                                                                    tmp_path):
