@@ -44,8 +44,11 @@ from indexes.lucene import METADATA
 # -- measured rates (2 idle CPU cores; BENCHMARKS.md) and the assumed GPU speed-ups --------------------------
 #: ``hybrid.index`` on raw ECB+: 15,812 passages in 72 s with 2 threads and 2 spaCy processes (219 passages/s).
 INDEX_PASSAGES_PER_S = 219.0
-#: ``hybrid.index_dense``: 35.7 passages/s on 2 CPU cores (the ECB+ build's dense-index.json).
-ENCODE_PASSAGES_PER_S = 35.7
+#: ``hybrid.index_dense`` in torch fp32: 15,812 ECB+ dev raw passages (288K mention + passage vectors) in 64 s wall
+#: on 2 idle cores, index reading and writing included (247 passages/s; BENCHMARKS.md, dense index row: 35.7 before
+#: issue 39). ``--backend onnx`` takes ~40 s, ``--precision bf16`` on a CPU with AVX512-BF16 ~35 s; the estimate is
+#: torch fp32's.
+ENCODE_PASSAGES_PER_S = 247.0
 #: ``hybrid.train_dense --steps 330 --batch-size 8``: 6 minutes on 2 idle cores, mining ECB+ train included.
 DENSE_STEP_S = 6 * 60 / 330
 #: ``hybrid.recipe_train hybrid-dense-net`` (2,000 queries): the dense-net first stage plus ~0.2 s/query of
