@@ -100,7 +100,7 @@ def encode_rows(args, device: str) -> list[dict]:
     settings = [(backend, precision) for backend in args.backends
                 for precision in (["fp32", *args.precisions] if backend == "torch" else ["fp32"])]
     for backend, precision in settings:
-        encoder.set_precision("fp32").set_backend(backend).set_precision(precision)
+        encoder.set_inference(precision, backend)
         model = encoder._inference_model("passage")  # onnx: exported here, before the clocks
 
         def forward(model=model):

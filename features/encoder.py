@@ -370,16 +370,23 @@ class BiEncoder:
 
         See :mod:`hybrid.core.precision`: what it changes (about 2e-3 in MiniLM's vectors) and where it is faster.
         """
-        backend_device(self.backend, check_precision(precision), str(self.device))
-        self.precision = precision
-        return self
+        return self.set_inference(precision=precision)
 
     def set_backend(self, backend: str) -> BiEncoder:
         """Encode (inference only) with ``backend``: ``torch``, or ``onnx`` (ONNX Runtime on the CPU, fp32; the
         models are exported when first used, from the weights they hold then). See :mod:`hybrid.core.backend`."""
-        backend_device(backend, self.precision, str(self.device))
-        self.backend = backend
-        self._onnx.clear()
+        return self.set_inference(backend=backend)
+
+    def set_inference(self, precision: str | None = None, backend: str | None = None) -> BiEncoder:
+        """Set the precision and the backend together (None keeps the current one), their combination checked once
+        on this encoder's device, so that neither order of two single settings is refused on the way (onnx + bf16
+        -> torch + bf16). A backend given drops the ONNX sessions."""
+        precision = check_precision(self.precision if precision is None else precision)
+        backend_device(self.backend if backend is None else backend, precision, str(self.device))
+        self.precision = precision
+        if backend is not None:
+            self.backend = backend
+            self._onnx.clear()
         return self
 
     def _inference_model(self, side: str) -> Any:

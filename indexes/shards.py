@@ -487,7 +487,7 @@ class EncodeBatch:
 
         self.encoder = BiEncoder.load(encoder, config=EncoderConfig.from_json(config),
                                       device=backend_device(backend, precision, device))
-        self.encoder.set_precision(precision).set_backend(backend)
+        self.encoder.set_inference(precision, backend)
         self.batch_size = batch_size
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

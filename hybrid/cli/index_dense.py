@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     overrides = {k: v for k, v in (("pooling", args.pooling), ("context_weight", args.context_weight)) if v is not None}
     if overrides:
         encoder = BiEncoder.load(args.encoder, config=replace(encoder.config, **overrides), device=device)
-    encoder.set_precision(args.precision).set_backend(args.backend)
+    encoder.set_inference(args.precision, args.backend)
     output = Path(args.output) if args.output else index_path / DENSE_DIR
     meta = build_dense_index(index, encoder, output, index_type="hnsw" if args.hnsw else "flat",
                              hnsw_m=args.hnsw_m, ef_construction=args.ef_construction, batch_size=args.batch_size,

@@ -209,7 +209,7 @@ def _dense_index(step: Step, plan: Plan, model_set: ModelSet, config: TrainingCo
     # named by the encoder's fingerprint, known only now that it is trained: checked here, before encoding
     Writes(COMMAND, [Output(f"{step.kind} {step.detail['relpath']}", output, DENSE_INDEX)], [], overwrite).check()
     encoder = BiEncoder.load(encoder_path, device=backend_device(backend, precision, device))
-    encoder.set_precision(precision).set_backend(backend)
+    encoder.set_inference(precision, backend)
     build_dense_index(index, encoder, output, progress=progress, overwrite=overwrite)
     if model_set.dense_encoder(step.detail["relpath"]) != step.detail["encoder"]:
         model_set.record_dense(step.detail["relpath"], step.detail["encoder"])

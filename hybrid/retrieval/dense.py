@@ -71,10 +71,7 @@ class DenseRetriever(Retriever):
                  backend: str | None = None):
         self.index = index if isinstance(index, DenseIndex) else DenseIndex(index)
         self.encoder = load_query_encoder(self.index, encoder, device)
-        if precision is not None:  # None: an encoder given as an object keeps its own
-            self.encoder.set_precision(precision)
-        if backend is not None:  # likewise
-            self.encoder.set_backend(backend)
+        self.encoder.set_inference(precision, backend)  # None: an encoder given as an object keeps its own
         if passage_weight < 0:
             raise ValueError(f"passage_weight must be >= 0, got {passage_weight}")
         if combine not in COMBINE:

@@ -86,10 +86,7 @@ class ShardedDense(Retriever):
         if self.encoder.fingerprint not in fingerprints:
             raise ConfigError(index.path, None, f"query encoder {self.encoder.source} is not the encoder the "
                               f"dense shards were built with ({infos[0]['path']})")
-        if precision is not None:  # None: an encoder given as an object keeps its own
-            self.encoder.set_precision(precision)
-        if backend is not None:  # likewise
-            self.encoder.set_backend(backend)
+        self.encoder.set_inference(precision, backend)  # None: an encoder given as an object keeps its own
 
     def _lookup(self, topic: Topic) -> tuple[str | None, str | None]:
         if not topic.passage_id:

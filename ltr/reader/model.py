@@ -111,17 +111,24 @@ class ReaderModel(nn.Module):
         move by what tests/ltr/test_reader_precision.py bounds); training is never affected. Under the ``onnx``
         backend only fp32 runs (another precision is a ConfigError).
         """
-        backend_device(self.backend, check_precision(precision), self._device())
-        self.precision = precision
-        return self
+        return self.set_inference(precision=precision)
 
     def set_backend(self, backend: str) -> ReaderModel:
         """Run the encoder with ``backend`` at inference (eval mode, gradients off): ``torch``, or ``onnx`` (ONNX
         Runtime on the CPU, fp32; the encoder is exported when first used, from the weights it holds then; the heads
         stay in torch). Training always runs in torch. A precision or device onnx cannot run is a ConfigError."""
-        backend_device(backend, self.precision, self._device())
-        self.backend = backend
-        self._onnx.clear()
+        return self.set_inference(backend=backend)
+
+    def set_inference(self, precision: str | None = None, backend: str | None = None) -> ReaderModel:
+        """Set the precision and the backend together (None keeps the current one), their combination checked once
+        on the model's device, so that neither order of two single settings is refused on the way. A backend given
+        drops the ONNX sessions."""
+        precision = check_precision(self.precision if precision is None else precision)
+        backend_device(self.backend if backend is None else backend, precision, self._device())
+        self.precision = precision
+        if backend is not None:
+            self.backend = backend
+            self._onnx.clear()
         return self
 
     def train(self, mode: bool = True) -> ReaderModel:

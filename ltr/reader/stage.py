@@ -50,12 +50,7 @@ class ReaderReranker(Reranker):
         if not isinstance(reader, Reader):  # refused before loading; onnx with no device: the CPU, not the GPU
             device = backend_device(backend or "torch", precision or "fp32", device)
         self.reader = reader if isinstance(reader, Reader) else load_reader(reader, device=device)
-        if backend == "torch":  # torch first, so that the precision below is not checked against onnx
-            self.reader.set_backend(backend)
-        if precision is not None:
-            self.reader.set_precision(precision)
-        if backend is not None and backend != "torch":  # after the precision, which onnx checks
-            self.reader.set_backend(backend)
+        self.reader.set_inference(precision, backend)
         self.passage_text: Callable[[str], str | None] = getattr(passages, "passage_text", passages)
         self.span_candidates = index_mention_spans(passages) if span_source == "mentions" else None
         self.context = LeadContext.for_reader(self.reader, passages)

@@ -94,6 +94,11 @@ class Reader:
         self.model.set_backend(backend)
         return self
 
+    def set_inference(self, precision: str | None = None, backend: str | None = None) -> Reader:
+        """Precision and backend together (None keeps the current one), their combination checked once."""
+        self.model.set_inference(precision, backend)
+        return self
+
     def artifact_record(self) -> dict[str, Any]:
         """What a run's meta records of this reader (see :func:`hybrid.core.provenance.used_artifacts`)."""
         return {"kind": "reader", "path": self.source or self.meta.get("base_model"),

@@ -80,6 +80,11 @@ def test_onnx_is_refused_where_it_cannot_run(tiny_bert, monkeypatch):
     with pytest.raises(ConfigError, match="on the CPU"):
         enc.to("cuda")
     assert enc.device == "cpu" and enc.precision == "fp32"
+    # both at once: the combination is what is checked, not each single step on the way
+    assert (enc.set_inference("bf16", "torch").precision, enc.backend) == ("bf16", "torch")
+    with pytest.raises(ConfigError, match="fp32"):
+        enc.set_inference(backend="onnx")
+    assert (enc.set_inference("fp32", "onnx").precision, enc.backend) == ("fp32", "onnx")
     monkeypatch.setitem(sys.modules, "onnx", None)  # not installed
     with pytest.raises(ConfigError, match=r"hybrid\[onnx\]"):
         enc.encode_units(_units()[:1], "passage")
