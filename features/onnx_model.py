@@ -74,8 +74,6 @@ def export_bytes(model: torch.nn.Module, token_types: bool = False) -> bytes:
             torch.onnx.export(_LastHidden(model), args, buffer, input_names=names,
                               output_names=["last_hidden_state"], opset_version=OPSET, dynamo=False,
                               dynamic_axes={name: {0: "batch", 1: "length"} for name in [*names, "last_hidden_state"]})
-    except ConfigError:
-        raise
     except Exception as e:  # an architecture the exporter cannot trace
         raise ConfigError(None, None, f"cannot export {type(model).__name__} to ONNX ({type(e).__name__}: "
                                       f"{str(e).splitlines()[0] if str(e) else ''}); use --backend torch") from None
