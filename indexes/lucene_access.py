@@ -115,6 +115,18 @@ def stored_prefixes(directory: str | Path, field: str, cut: str) -> list[tuple[i
     return list(zip(found.docs, found.texts, found.cut, strict=True))
 
 
+def passage_span_reader(directory: str | Path):
+    """The project jar's ``PassageSpans`` on the Lucene index at ``directory`` (a hybrid index's ``passages/``):
+    ``count()`` documents, ``read(lo, hi)`` a chunk of them as id, document id, text and deduplicated mention spans,
+    parsed from the stored JSON on the Java side; ``close()``. None when the running JVM lacks the class (no project
+    jar, or one built before it)."""
+    try:
+        reader = java_class("io.hybrid.lucene.PassageSpans")
+    except Exception:  # noqa: BLE001 - jnius raises JavaException / generic errors: no such class
+        return None
+    return reader(str(directory))
+
+
 def stored_texts(directory: str | Path, field: str, docs: list[int]) -> list[str]:
     """The whole stored ``field`` of documents ``docs`` (numbers from :func:`stored_prefixes`), through the same
     class."""
