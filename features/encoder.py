@@ -684,29 +684,29 @@ class BiEncoder:
 
     def encode_chunks(self, chunks: Iterable[list[Unit]], side: str, batch_size: int = 64, passages: bool = False
                       ) -> Iterator[np.ndarray | tuple[np.ndarray, np.ndarray]]:
-        """:meth:`encode_units` of each chunk in turn (the same vectors), the next chunk's host side (:meth:`plan`
-        and its batches) made on a worker thread while this chunk runs through the model.
+        """:meth:`encode_units` of each chunk in turn (the same vectors), the next chunk taken from ``chunks`` and
+        its host side made (:meth:`plan` and its batches) on a worker thread while this chunk runs through the model.
 
         Planned in line, a GPU would wait for the host at every chunk (tokenising and building a 4,096-passage
-        chunk's sequences takes ~0.2 s on one core, about what an H200 needs to encode it). The worker touches
-        only its own chunk's units and the tokenizer, which this thread does not use meanwhile.
+        chunk's sequences takes ~0.2 s on one core, about what an H200 needs to encode it). ``chunks`` is advanced
+        on the worker too (one step at a time, never two at once), so a lazy source (a dense build reads its
+        passages from the index chunk by chunk) is read while the model runs. The worker touches only its own
+        chunk's units and the tokenizer, which this thread does not use meanwhile.
         """
-        def prepare(units: list[Unit]) -> tuple[_Plan, list[_Batch]]:
+        chunks = iter(chunks)
+
+        def prepare_next() -> tuple[_Plan, list[_Batch]] | None:
+            units = next(chunks, None)
+            if units is None:
+                return None
             plan = self.plan(units, side, batch_size, passages)
             with paused_collector():
                 return plan, list(plan.batches())
 
-        chunks = iter(chunks)
-        first = next(chunks, None)
-        if first is None:
-            return
-        pending = in_background(prepare, first, name="encode-plan")
-        for units in chunks:
-            plan, batches = pending()
-            pending = in_background(prepare, units, name="encode-plan")
-            yield self._run(plan, batches, side)
-        plan, batches = pending()
-        yield self._run(plan, batches, side)
+        pending = in_background(prepare_next, name="encode-plan")
+        while (ready := pending()) is not None:
+            pending = in_background(prepare_next, name="encode-plan")
+            yield self._run(*ready, side)
 
     @torch.inference_mode()
     def _run(self, plan: _Plan, batches: Iterable[_Batch], side: str, progress: bool = False, desc: str | None = None

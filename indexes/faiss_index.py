@@ -39,6 +39,7 @@ import hashlib
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -340,16 +341,17 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
     experiments; recorded in the metadata). Passages are encoded ``chunk`` at a time, each chunk's sequences
     sorted by length into batches: the larger the chunk, the less padding (on ECB+ 512 padded 21% more tokens
     than there are, 4096 about 3%), at the cost of holding a chunk's token ids and vectors in memory. The next
-    chunk's tokens and batches are made while the model encodes this one (:meth:`BiEncoder.encode_chunks`).
+    chunk is read from the index (:func:`index_passage_chunks`), tokenised and batched on a worker thread while
+    the model encodes this one (:meth:`BiEncoder.encode_chunks`); what the build keeps of the passages is their
+    ids, document numbers and text hashes, and a chunk's mention rows as an int32 array (ECB+ dev raw: 7 MB where
+    the whole passage list and a row tuple per mention took 52 MB, ~3.3 GB for a million passages).
     """
     import faiss
 
     output = Path(output)
     remove_stale_builds(output.parent, output.name)
-    passages = iter_index_passages(index)
-    if limit is not None:
-        passages = passages[:limit]
-    if not passages:
+    total = index.passages.num_docs if limit is None else min(limit, index.passages.num_docs)
+    if total <= 0:
         raise ValueError(f"{index.path}: no passages to encode")
 
     started = time.time()
@@ -357,44 +359,65 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
         vectors = _new_faiss(index_type, encoder.dim, hnsw_m, ef_construction)
         plain = faiss.IndexFlatIP(encoder.hidden) if passage_vectors else None
         doc_numbers: dict[str, int] = {}
-        rows: list[tuple[int, int, int, int]] = []
+        row_parts: list[np.ndarray] = []
+        ids: list[str] = []
+        docs_of: list[int] = []
+        hashes: list[str] = []
+        without_mentions = 0
         encode_seconds = 0.0
-        bar = progress_bar(desc="encode passages", unit="passage", total=len(passages), enabled=progress)
-        parts = [passages[lo : lo + chunk] for lo in range(0, len(passages), chunk)]
-        # the next chunk is tokenised and batched on a worker thread while this one runs through the model
-        encoded = encoder.encode_chunks(([Unit(p.text, [(s, e) for s, e, _ in p.mentions]) for p in part]
-                                         for part in parts), "passage", batch_size=batch_size,
-                                        passages=plain is not None)
-        for lo, part in zip(range(0, len(passages), chunk), parts, strict=True):
+        bar = progress_bar(desc="encode passages", unit="passage", total=total, enabled=progress)
+        # the passages are read chunk by chunk, and the next chunk read, tokenised and batched on a worker thread
+        # while this one runs through the model (encode_chunks); the parts wait here for their vectors, in order
+        parts: deque[list[IndexedPassage]] = deque()
+
+        def units() -> Iterator[list[Unit]]:
+            for part in index_passage_chunks(index, chunk, limit):
+                parts.append(part)
+                yield [Unit(p.text, [(s, e) for s, e, _ in p.mentions]) for p in part]
+
+        encoded = encoder.encode_chunks(units(), "passage", batch_size=batch_size, passages=plain is not None)
+        lo = 0
+        while True:
             t0 = time.time()
-            result = next(encoded)
+            result = next(encoded, None)
             encode_seconds += time.time() - t0
+            if result is None:
+                break
+            part = parts.popleft()
             if plain is not None:
                 vecs, passage_vecs = result
                 plain.add(passage_vecs)
             else:
                 vecs = result
             vectors.add(vecs)
+            rows: list[tuple[int, int, int, int]] = []
             for number, p in enumerate(part, start=lo):
-                doc_numbers.setdefault(p.doc_id, len(doc_numbers))
+                docs_of.append(doc_numbers.setdefault(p.doc_id, len(doc_numbers)))
+                ids.append(p.id)
+                hashes.append(text_hash(p.text))
                 if p.mentions:
                     rows.extend((number, s, e, KIND_CODES.get(kind, 0)) for s, e, kind in p.mentions)
                 else:
                     rows.append((number, -1, -1, 0))
+                    without_mentions += 1
+            row_parts.append(np.asarray(rows, dtype=np.int32).reshape(-1, 4))
+            lo += len(part)
             bar.update(len(part))
-            bar.set_postfix(passages_per_s=f"{(lo + len(part)) / max(encode_seconds, 1e-9):.1f}")
+            bar.set_postfix(passages_per_s=f"{lo / max(encode_seconds, 1e-9):.1f}")
         bar.close()
-        if vectors.ntotal != len(rows):
-            raise RuntimeError(f"encoded {vectors.ntotal} vectors for {len(rows)} mention rows")
+        rows_table = np.concatenate(row_parts)
+        if lo != total:
+            raise RuntimeError(f"read {lo} passages of {total}")
+        if vectors.ntotal != len(rows_table):
+            raise RuntimeError(f"encoded {vectors.ntotal} vectors for {len(rows_table)} mention rows")
         faiss.write_index(vectors, str(tmp / VECTORS))
         if plain is not None:
-            if plain.ntotal != len(passages):
-                raise RuntimeError(f"encoded {plain.ntotal} passage vectors for {len(passages)} passages")
+            if plain.ntotal != total:
+                raise RuntimeError(f"encoded {plain.ntotal} passage vectors for {total} passages")
             faiss.write_index(plain, str(tmp / PASSAGE_VECTORS))
-        np.save(tmp / ROWS, np.asarray(rows, dtype=np.int32).reshape(-1, 4))
+        np.save(tmp / ROWS, rows_table)
         docs = list(doc_numbers)
-        table = {"ids": [p.id for p in passages], "doc": [doc_numbers[p.doc_id] for p in passages], "docs": docs,
-                 "text_hash": [text_hash(p.text) for p in passages]}
+        table = {"ids": ids, "doc": docs_of, "docs": docs, "text_hash": hashes}
         (tmp / PASSAGE_TABLE).write_text(json.dumps(table, ensure_ascii=False) + "\n", encoding="utf-8")
         files = dense_file_records(tmp, (VECTORS, ROWS, PASSAGE_TABLE, PASSAGE_VECTORS))
         metadata = {
@@ -404,9 +427,9 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
             "faiss": {"type": index_type, "dim": encoder.dim, "metric": "inner_product",
                       **({"hnsw_m": hnsw_m, "ef_construction": ef_construction} if index_type == "hnsw" else {})},
             "source_index": source_record(index),
-            "counts": {"passages": len(passages), "documents": len(docs), "vectors": len(rows),
-                       "passages_without_mentions": sum(1 for p in passages if not p.mentions)},
-            **({"passage_vectors": {"file": PASSAGE_VECTORS, "count": len(passages), "dim": encoder.hidden,
+            "counts": {"passages": total, "documents": len(docs), "vectors": len(rows_table),
+                       "passages_without_mentions": without_mentions},
+            **({"passage_vectors": {"file": PASSAGE_VECTORS, "count": total, "dim": encoder.hidden,
                                     "faiss": "flat", "metric": "inner_product", "pooling": "mean", "marked": False,
                                     "max_tokens": encoder.config.passage_max_tokens,
                                     "query": "the query sentence, unmarked, encoded the same way"}}
@@ -414,7 +437,7 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
             "limit": limit,
             "files": files,
             "encode_seconds": round(encode_seconds, 2),
-            "passages_per_second": round(len(passages) / encode_seconds, 2) if encode_seconds else None,
+            "passages_per_second": round(total / encode_seconds, 2) if encode_seconds else None,
             "batch_size": batch_size,
             "device": encoder.device,
             "precision": getattr(encoder, "precision", "fp32"),

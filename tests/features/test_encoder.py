@@ -140,6 +140,27 @@ def test_encode_chunks_gives_each_chunks_encode_units_bytes(encoder):
     assert list(encoder.encode_chunks([], "passage")) == []
 
 
+def test_encode_chunks_reads_its_source_one_chunk_ahead(encoder):
+    """The source is advanced on the worker, never more than one chunk ahead of the chunk the caller has: a lazy
+    source (a dense build reading its index) holds at most two chunks, and is read while the model runs."""
+    import threading
+
+    units = [Unit(f"Reid was seen in rehab {i}.", [(0, 4)]) for i in range(12)]
+    taken: list[tuple[int, bool]] = []  # (chunk number, taken on the caller's thread)
+
+    def source():
+        for k in range(4):
+            taken.append((k, threading.current_thread() is threading.main_thread()))
+            yield units[3 * k : 3 * k + 3]
+
+    seen = []
+    for k, vectors in enumerate(encoder.encode_chunks(source(), "passage", batch_size=2)):
+        assert vectors.shape[0] == 3 and len(taken) <= k + 2
+        seen.append(len(taken))
+    assert seen[0] >= 1 and [k for k, _ in taken] == [0, 1, 2, 3]
+    assert not any(on_caller for _, on_caller in taken)
+
+
 def test_a_repeated_sentence_runs_through_the_model_once(encoder):
     """Identical token sequences share one forward pass; each copy still gets its own rows and passage vector."""
     seen: list[int] = []
