@@ -28,3 +28,14 @@ def test_its_error_is_raised_when_waited_for():
     wait = in_background(fail)
     with pytest.raises(ValueError, match="broken"):
         wait()
+
+
+def test_a_worker_that_called_java_leaves_no_java_thread_behind():
+    from hybrid.core.anserini import java_class
+
+    threads = java_class("java.lang.Thread")
+    system = java_class("java.lang.System")
+    before = threads.getAllStackTraces().size()
+    for _ in range(5):
+        assert in_background(system.currentTimeMillis)() > 0
+    assert threads.getAllStackTraces().size() == before
