@@ -2,6 +2,8 @@
 
 Rows (each ``per second``, on ``--device``; fp32 and every ``--precisions`` value for the model rows):
 
+* ``gemm`` (per ``--backends`` and precision): matrix products at the encoder's feed-forward shapes, in GFLOP/s:
+  what a forward pass could reach at most, against which the encode rows' forward alone is read (its GFLOP/s);
 * ``encode`` (per ``--backends``: torch at every precision, onnx in fp32 on the CPU):
   :meth:`features.encoder.BiEncoder.encode_chunks` over passages of the bundled sample corpus (or
   ``--corpus``) in chunks of ``--chunk`` (one vector per candidate mention + the passage vector, the next chunk
@@ -117,8 +119,84 @@ def encode_rows(args, device: str) -> list[dict]:
         alone = _timed(forward, device)
         setting = precision if backend == "torch" else f"{precision}, {backend}"
         rows.append({"row": f"encode passages ({setting})", "unit": "passages/s",
-                     "full path": len(units) / full, "forward alone": len(units) / alone})
+                     "full path": len(units) / full, "forward alone": len(units) / alone,
+                     "GFLOP/s": forward_flops(encoder.passage_model, batches) / alone / 1e9})
     return rows
+
+
+def forward_flops(model, batches: list) -> float:
+    """Floating-point operations of ``model``'s forward over padded ``batches`` of (ids, mask): 2 per weight of
+    its layers (embeddings and pooler aside) per token, and the attention products (scores and weighted values:
+    4 x hidden per token pair per layer). What the forward alone's rate is set against the GEMM rows' rate."""
+    config = model.config
+    weights = sum(p.numel() for name, p in model.named_parameters()
+                  if not name.startswith(("embeddings.", "pooler.")))
+    flops = 0.0
+    for ids, _ in batches:
+        rows, length = ids.shape
+        flops += 2.0 * weights * rows * length + 4.0 * config.num_hidden_layers * config.hidden_size * rows * length**2
+    return flops
+
+
+def gemm_rows(args, device: str) -> list[dict]:
+    """Matrix products at the encoder's feed-forward shapes (``--gemm-tokens`` tokens x hidden x intermediate, and
+    back) in each backend and precision the encode rows run: the rate a forward pass could reach at most, so the
+    forward alone's GFLOP/s says how far the model is from the hardware (and a backend's matmul library from
+    another's: on the 2-core AMD EPYC machine torch's MKL sgemm runs at half ONNX Runtime's MLAS)."""
+    import torch
+
+    from features.encoder import BiEncoder
+
+    config = BiEncoder.load(args.encoder, device="cpu").passage_model.config
+    m, hidden, inner = args.gemm_tokens, config.hidden_size, config.intermediate_size
+    shapes = [(m, hidden, inner), (m, inner, hidden)]
+    flops = sum(2.0 * a * b * c for a, b, c in shapes)
+    rows = []
+    settings = [(backend, precision) for backend in args.backends
+                for precision in (["fp32", *args.precisions] if backend == "torch" else ["fp32"])]
+    for backend, precision in settings:
+        if backend == "torch":  # operands made in the precision (autocast would convert them on every call)
+            dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+            pairs = [(torch.randn(a, b, device=device, dtype=dtype), torch.randn(b, c, device=device, dtype=dtype))
+                     for a, b, c in shapes]
+
+            def products(pairs=pairs):
+                with torch.inference_mode():
+                    for x, w in pairs:
+                        torch.matmul(x, w)
+        else:
+            products = _onnx_products(shapes)
+        products()  # warm-up
+        seconds = min(_timed(products, device) for _ in range(args.gemm_repeats))
+        setting = precision if backend == "torch" else f"{precision}, {backend}"
+        rows.append({"row": f"matrix products at the encoder's shapes ({setting}; {m:,} tokens)",
+                     "unit": "GFLOP/s", "GFLOP/s": flops / seconds / 1e9})
+    return rows
+
+
+def _onnx_products(shapes: list[tuple[int, int, int]]):
+    """The products of ``shapes`` as one ONNX graph of MatMuls in an ONNX Runtime CPU session set up as
+    :class:`features.onnx_model.OnnxEncoderModel`'s is."""
+    import onnxruntime
+    import torch
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(5)
+    inputs, nodes, weights, outputs, feed = [], [], [], [], {}
+    for i, (a, b, c) in enumerate(shapes):
+        inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, [a, b]))
+        weights.append(numpy_helper.from_array(rng.standard_normal((b, c), dtype=np.float32), f"w{i}"))
+        nodes.append(helper.make_node("MatMul", [f"x{i}", f"w{i}"], [f"y{i}"]))
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [a, c]))
+        feed[f"x{i}"] = rng.standard_normal((a, b), dtype=np.float32)
+    graph = helper.make_model(helper.make_graph(nodes, "products", inputs, outputs, weights),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = torch.get_num_threads()
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = onnxruntime.InferenceSession(graph.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return lambda: session.run(None, feed)
 
 
 def reader_rows(args, device: str) -> list[dict]:
@@ -244,21 +322,22 @@ def faiss_rows(args) -> list[dict]:
     return rows
 
 
-ROWS = {"encode": encode_rows, "reader": reader_rows, "reader-encoding": reader_encoding_rows,
+ROWS = {"gemm": gemm_rows, "encode": encode_rows, "reader": reader_rows, "reader-encoding": reader_encoding_rows,
         "training": training_rows, "faiss": lambda args, device: faiss_rows(args)}
 
 
 def markdown(report: dict) -> str:
     lines = [f"# GPU throughput (issue 39): {report['device']}", "",
              f"`{' '.join(report['argv'])}`", "",
-             "| row | unit | full path | forward alone | CPU | GPU |", "|---|---|---:|---:|---:|---:|"]
+             "| row | unit | full path | forward alone | CPU | GPU | GFLOP/s |", "|---|---|---:|---:|---:|---:|---:|"]
 
     def cell(value):
         return "" if value is None else f"{value:,.1f}"
 
     for row in report["rows"]:
         lines.append(f"| {row['row']} | {row['unit']} | {cell(row.get('full path'))} | "
-                     f"{cell(row.get('forward alone'))} | {cell(row.get('CPU'))} | {cell(row.get('GPU'))} |")
+                     f"{cell(row.get('forward alone'))} | {cell(row.get('CPU'))} | {cell(row.get('GPU'))} | "
+                     f"{cell(row.get('GFLOP/s'))} |")
     return "\n".join(lines) + "\n"
 
 
@@ -285,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hnsw-vectors", type=int, default=200_000)
     p.add_argument("--dim", type=int, default=768, help="768 = span+mean pooling of a 384-dimension encoder")
     p.add_argument("--queries", type=int, default=1000)
+    p.add_argument("--gemm-tokens", type=int, default=4096, help="gemm rows: tokens (rows) of each product")
+    p.add_argument("--gemm-repeats", type=int, default=5, help="gemm rows: timed repeats (the fastest is kept)")
     p.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS), help="which rows (default: all)")
     p.add_argument("--smoke", action="store_true", help="tiny sizes, any machine (a test of this script)")
     p.add_argument("--output", help="write OUTPUT.json and OUTPUT.md")
@@ -295,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         args.passages = args.pairs = 24
         args.batch_size, args.train_steps, args.train_batch = 8, 2, 4
         args.vectors, args.hnsw_vectors, args.queries, args.dim = 3000, 1000, 20, 32
+        args.gemm_tokens, args.gemm_repeats = 64, 1
     device_name = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else platform.processor() or "cpu"
     report = {"device": f"{args.device}: {device_name}", "argv": sys.argv[1:] if argv is None else argv,
               "torch": torch.__version__, "rows": []}

@@ -12,7 +12,8 @@ from pathlib import Path
 from indexes.faiss_index import faiss_has_gpu
 
 ROOT = Path(__file__).resolve().parents[2]
-ROWS = ("encode passages (fp32)", "encode passages (fp32, onnx)", "reader score_pairs (fp32)", "reader pair encoding",
+ROWS = ("matrix products at the encoder's shapes (fp32;", "matrix products at the encoder's shapes (fp32, onnx;",
+        "encode passages (fp32)", "encode passages (fp32, onnx)", "reader score_pairs (fp32)", "reader pair encoding",
         "bi-encoder training", "FAISS exact (flat)", "FAISS HNSW")
 
 
@@ -28,7 +29,8 @@ def test_smoke_measures_every_row_and_marks_missing_gpu_cells(tmp_path):
     gpu = faiss_has_gpu()
     for name in ROWS:
         (row,) = [r for label, r in rows.items() if label.startswith(name)]
-        measured = [v for key, v in row.items() if key in ("full path", "forward alone", "CPU") and v is not None]
+        measured = [v for key, v in row.items() if key in ("full path", "forward alone", "CPU", "GFLOP/s")
+                    and v is not None]
         assert measured and all(v > 0 for v in measured), row
         if not gpu:
             assert row.get("GPU") is None  # no GPU: no GPU cell is filled in
