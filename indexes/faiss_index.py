@@ -50,6 +50,7 @@ import numpy as np
 from features.units import Unit
 from hybrid.core.atomic import atomic_directory, remove_stale_builds
 from hybrid.core.errors import ConfigError, IndexMissingError
+from hybrid.core.gcpause import paused_collector
 from hybrid.core.outputs import Kind
 from hybrid.core.progress import progress as progress_bar
 from hybrid.core.provenance import METADATA as SPARSE_METADATA
@@ -100,9 +101,13 @@ def index_passage_chunks(index: SparseIndex, size: int = READ_CHUNK, limit: int 
         raise ValueError(f"size must be >= 1, got {size}")
     total = index.passages.num_docs if limit is None else min(limit, index.passages.num_docs)
     reader = passage_span_reader(index.path / PASSAGES)
+    # a chunk's passages and mention tuples are many small acyclic objects: made with the cyclic collector paused
+    # (100,000 ECB+-like raw passages: 3.46 -> 3.04 s, read chunk by chunk as a dense build does)
     if reader is None:
         for lo in range(0, total, size):
-            yield [_stored_passage(index, number) for number in range(lo, min(total, lo + size))]
+            with paused_collector():
+                part = [_stored_passage(index, number) for number in range(lo, min(total, lo + size))]
+            yield part
         return
     try:
         for lo in range(0, total, size):
@@ -111,7 +116,9 @@ def index_passage_chunks(index: SparseIndex, size: int = READ_CHUNK, limit: int 
             except Exception as e:  # noqa: BLE001 - jnius.JavaException: the reader's IOException names the passage
                 problem = (getattr(e, "innermessage", None) or str(e)).strip().splitlines()
                 raise _damaged_passages(index, problem[0] if problem else type(e).__name__) from None
-            yield _chunk_passages(chunk)
+            with paused_collector():
+                part = _chunk_passages(chunk)
+            yield part
     finally:
         reader.close()
 
