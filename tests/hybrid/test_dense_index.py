@@ -15,6 +15,7 @@ from indexes.faiss_index import (
     PRODUCT_BLOCK,
     DenseIndex,
     _exact_scores_of_bests,
+    _FlatFill,
     _float64_products,
     best_mention_of_passage,
     best_mention_of_passages,
@@ -654,3 +655,24 @@ def test_exact_ties_cut_at_k_go_by_passage_id(twins_dense, encoder, options):
     assert len({h.score for h in whole[:5]}) == 1 and whole[5].score < whole[0].score  # exactly tied
     for k in range(1, 6):
         assert retriever.search([topic], k)["q"] == whole[:k]
+
+
+@pytest.mark.parametrize("bound", [0, 4, 15, 1000])  # none, too small (grows), exact, generous (cut at the end)
+def test_a_flat_index_filled_in_place_is_the_index_add_makes(bound):
+    import faiss
+
+    rng = np.random.default_rng(0)
+    parts = [rng.standard_normal((n, 16), dtype=np.float32) for n in (5, 0, 7, 3)]
+    added = faiss.IndexFlatIP(16)
+    filled = _FlatFill(faiss.IndexFlatIP(16), bound)
+    for part in parts:
+        added.add(part)
+        filled.add(part)
+    index = filled.close()
+    assert index.ntotal == 15 and index.codes.size() == 15 * 16 * 4
+    assert bytes(faiss.serialize_index(index)) == bytes(faiss.serialize_index(added))
+    assert (index.search(parts[2], 4)[1] == added.search(parts[2], 4)[1]).all()
+    hnsw = _FlatFill(faiss.IndexHNSWFlat(16, 8, faiss.METRIC_INNER_PRODUCT), bound)  # not flat: add, as before
+    for part in parts:
+        hnsw.add(part)
+    assert hnsw.close().ntotal == 15

@@ -107,3 +107,4 @@ def test_a_passage_the_java_reader_cannot_read_is_named_in_one_line(tmp_path, ti
     with pytest.raises(IndexMissingError, match=f"is damaged: passage number 1: .*{problem}") as caught:
         list(index_passage_chunks(index, 1))
     assert "\n" not in str(caught.value) and "hybrid.index --corpus" in str(caught.value)
+
