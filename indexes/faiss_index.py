@@ -356,28 +356,35 @@ class _FlatFill:
         self.flat = faiss.downcast_index(index)
         self.fill = isinstance(self.flat, faiss.IndexFlat) and self.flat.code_size == 4 * self.flat.d
         self.rows = 0
+        self._buffer = np.zeros((0, self.flat.d), dtype=np.float32)
         if self.fill:
             if self.flat.ntotal:
                 raise ValueError("_FlatFill needs an empty index")
-            self.flat.codes.resize(max(bound, 0) * self.flat.code_size)
+            self._resize(max(bound, 0))
 
-    def add(self, vectors: np.ndarray) -> None:
+    def _resize(self, rows: int) -> None:
+        """The code buffer holds ``rows`` vectors; :attr:`_buffer` views it (a resize may move it)."""
         import faiss
 
+        self.flat.codes.resize(rows * self.flat.code_size)
+        self._buffer = (faiss.rev_swig_ptr(self.flat.get_xb(), rows * self.flat.d).reshape(rows, self.flat.d)
+                        if rows else np.zeros((0, self.flat.d), dtype=np.float32))
+
+    def add(self, vectors: np.ndarray) -> None:
         if not self.fill or not len(vectors):
-            self.flat.add(vectors)
+            if len(vectors):
+                self.flat.add(vectors)
             return
-        d, codes = self.flat.d, self.flat.codes
         end = self.rows + len(vectors)
-        if end * 4 * d > codes.size():
-            codes.resize(max(end, 2 * codes.size() // (4 * d)) * 4 * d)
-        buffer = faiss.rev_swig_ptr(self.flat.get_xb(), codes.size() // 4).reshape(-1, d)
-        buffer[self.rows : end] = np.ascontiguousarray(vectors, dtype=np.float32)
+        if end > len(self._buffer):
+            self._resize(max(end, 2 * len(self._buffer)))
+        self._buffer[self.rows : end] = vectors
         self.rows = end
 
     def close(self) -> Any:
         """The index, holding exactly the vectors added."""
         if self.fill:
+            self._buffer = np.zeros((0, self.flat.d), dtype=np.float32)  # no view outlives the cut
             self.flat.codes.resize(self.rows * self.flat.code_size)
             self.flat.ntotal = self.rows
         return self.index

@@ -53,6 +53,7 @@ from indexes.faiss_index import (
     PASSAGE_TABLE,
     ROWS,
     VECTORS,
+    _FlatFill,
     _new_faiss,
     dense_file_records,
     iter_index_passages,
@@ -524,7 +525,7 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
     manifest = read_manifest(path)
     model = BiEncoder.load(encoder, device="cpu")  # describe()/dim for the metadata; workers load their own
     started = time.time()
-    tables, files = [], []
+    tables, files, bounds = [], [], []
     work = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".encoding", dir=path.parent))
     try:
         for i, shard in enumerate(manifest["shards"]):
@@ -533,13 +534,14 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
             sparse = SparseIndex(path / shard["name"])
             passages = iter_index_passages(sparse)
             tables.append(passages)
+            bounds.append(sparse.mentions.num_docs + len(passages))  # rows at most (see _FlatFill)
             files.append(work / f"{shard['name']}.jsonl")
             with open(files[-1], "w", encoding="utf-8") as out:
                 for number, p in enumerate(passages):
                     spans = [[s, e] for s, e, _ in p.mentions]
                     out.write(json.dumps({"shard": i, "number": number, "text": p.text, "spans": spans},
                                          ensure_ascii=False) + "\n")
-        indexes = [_new_faiss(index_type, model.dim, 32, 200) for _ in tables]
+        fills = [_FlatFill(_new_faiss(index_type, model.dim, 32, 200), bound) for bound in bounds]
         expected = [0] * len(tables)
         gpus = engine.gpus() if backend == "torch" else 0  # onnx workers run on the CPU
         mark = time.time()
@@ -553,8 +555,9 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
                 if number != expected[shard]:
                     raise RuntimeError(f"encoded passages of shard {shard} arrived out of order")
                 expected[shard] += 1
-                indexes[shard].add(np.frombuffer(blob, dtype=np.float32).reshape(-1, model.dim))
+                fills[shard].add(np.frombuffer(blob, dtype=np.float32).reshape(-1, model.dim))
         encode_seconds = time.time() - mark
+        indexes = [fill.close() for fill in fills]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     made = produced_by()
