@@ -41,9 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunk", type=int, default=faiss_index.READ_CHUNK)
     args = p.parse_args(argv)
     index = SparseIndex(args.index)
-    if faiss_index.passage_span_reader(index.path / "passages") is None:
+    reader = faiss_index.passage_span_reader(index.path / "passages")
+    if reader is None:
         print("the project jar lacks io.hybrid.lucene.PassageSpans: rebuild it (mvn package)", file=sys.stderr)
         return 2
+    reader.close()
     seconds: dict[str, list[float]] = {"java": [], "python": []}
     for round_ in range(1, args.rounds + 1):
         results = {}

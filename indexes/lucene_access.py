@@ -117,7 +117,7 @@ def stored_prefixes(directory: str | Path, field: str, cut: str) -> list[tuple[i
 
 def passage_span_reader(directory: str | Path):
     """The project jar's ``PassageSpans`` on the Lucene index at ``directory`` (a hybrid index's ``passages/``):
-    ``count()`` documents, ``read(lo, hi)`` a chunk of them as id, document id, text and deduplicated mention spans,
+    ``read(lo, hi)`` a chunk of its documents as id, document id, text and deduplicated mention spans,
     parsed from the stored JSON on the Java side; ``close()``. None when the running JVM lacks the class (no project
     jar, or one built before it)."""
     try:

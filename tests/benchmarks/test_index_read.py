@@ -17,8 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_both_readers_are_timed_and_agree(tiny_index, tmp_path):
-    if passage_span_reader(tiny_index / PASSAGES) is None:
+    reader = passage_span_reader(tiny_index / PASSAGES)
+    if reader is None:
         pytest.skip("the project jar predates io.hybrid.lucene.PassageSpans: rebuild it (mvn package)")
+    reader.close()
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "index_read.py"), "--index", str(tiny_index),
                            "--rounds", "2", "--chunk", "3"], cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)),
                           capture_output=True, text=True, timeout=300)

@@ -37,11 +37,6 @@ public final class PassageSpans implements Closeable {
     reader = DirectoryReader.open(FSDirectory.open(Paths.get(path)));
   }
 
-  /** Documents in the index (Lucene's {@code numDocs}, what Anserini's searcher counts). */
-  public int count() {
-    return reader.numDocs();
-  }
-
   @Override
   public void close() throws IOException {
     reader.close();
