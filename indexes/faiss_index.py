@@ -390,6 +390,13 @@ class _FlatFill:
         return self.index
 
 
+def row_bound(index: SparseIndex, limit: int | None = None) -> int:
+    """At most how many rows (vectors) the dense index of ``index`` has: a passage gives one per candidate mention,
+    or one without any, so the mention index's documents plus the passages; 0 with a ``limit`` (the first passages'
+    mentions are not counted anywhere)."""
+    return index.mentions.num_docs + index.passages.num_docs if limit is None else 0
+
+
 def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path, index_type: str = "flat",
                       hnsw_m: int = 32, ef_construction: int = 200, batch_size: int = 64, chunk: int = 4096,
                       overwrite: bool = False, progress: bool = True, limit: int | None = None,
@@ -416,11 +423,16 @@ def build_dense_index(index: SparseIndex, encoder: BiEncoder, output: str | Path
 
     started = time.time()
     with atomic_directory(output, overwrite=overwrite) as tmp:
-        # a passage gives a vector per candidate mention, or one without: at most the mention index's documents
-        # plus the passages (with a limit, no bound is known: the buffer grows as add's would)
-        vectors = _FlatFill(_new_faiss(index_type, encoder.dim, hnsw_m, ef_construction),
-                            index.mentions.num_docs + total if limit is None else 0)
-        plain = _FlatFill(faiss.IndexFlatIP(encoder.hidden), total) if passage_vectors else None
+        bound = row_bound(index, limit)
+        try:  # the buffers are allocated here, before any encoding: too little memory is said now, not hours later
+            vectors = _FlatFill(_new_faiss(index_type, encoder.dim, hnsw_m, ef_construction), bound)
+            plain = _FlatFill(faiss.IndexFlatIP(encoder.hidden), total) if passage_vectors else None
+        except MemoryError:
+            need = (bound * encoder.dim + (total * encoder.hidden if passage_vectors else 0)) * 4 / 2**30
+            raise ConfigError(index.path, None, f"its dense index needs ~{need:.1f} GiB of memory ({bound:,} "
+                                                f"vectors of {encoder.dim} floats at most: one per candidate mention, "
+                                                f"{total:,} passages) and this machine cannot allocate it; build it "
+                                                "on a machine with more memory") from None
         doc_numbers: dict[str, int] = {}
         row_parts: list[np.ndarray] = []
         ids: list[str] = []

@@ -57,6 +57,7 @@ from indexes.faiss_index import (
     _new_faiss,
     dense_file_records,
     iter_index_passages,
+    row_bound,
     source_record,
 )
 from indexes.faiss_index import FORMAT_VERSION as DENSE_FORMAT
@@ -534,14 +535,20 @@ def build_dense_shards(path: str | Path, encoder: str = "minilm", engine: Any = 
             sparse = SparseIndex(path / shard["name"])
             passages = iter_index_passages(sparse)
             tables.append(passages)
-            bounds.append(sparse.mentions.num_docs + len(passages))  # rows at most (see _FlatFill)
+            bounds.append(row_bound(sparse))
             files.append(work / f"{shard['name']}.jsonl")
             with open(files[-1], "w", encoding="utf-8") as out:
                 for number, p in enumerate(passages):
                     spans = [[s, e] for s, e, _ in p.mentions]
                     out.write(json.dumps({"shard": i, "number": number, "text": p.text, "spans": spans},
                                          ensure_ascii=False) + "\n")
-        fills = [_FlatFill(_new_faiss(index_type, model.dim, 32, 200), bound) for bound in bounds]
+        try:  # allocated before any encoding: too little memory is said now
+            fills = [_FlatFill(_new_faiss(index_type, model.dim, 32, 200), bound) for bound in bounds]
+        except MemoryError:
+            need = sum(bounds) * model.dim * 4 / 2**30
+            raise ConfigError(path, None, f"its shards' dense indexes need ~{need:.1f} GiB of memory ({sum(bounds):,} "
+                                          f"vectors of {model.dim} floats at most) and this machine cannot allocate "
+                                          "it; build them on a machine with more memory") from None
         expected = [0] * len(tables)
         gpus = engine.gpus() if backend == "torch" else 0  # onnx workers run on the CPU
         mark = time.time()

@@ -676,3 +676,20 @@ def test_a_flat_index_filled_in_place_is_the_index_add_makes(bound):
     for part in parts:
         hnsw.add(part)
     assert hnsw.close().ntotal == 15
+
+
+def test_a_dense_index_too_big_for_memory_is_refused_before_encoding(tmp_path, tiny_index, encoder, monkeypatch,
+                                                                     capsys):
+    """The vectors' buffer is allocated before the first passage is encoded: a collection whose dense index cannot
+    be held is one line at once, not an out-of-memory kill after the encoding (here: a bound of 10^13 rows, which
+    no machine allocates)."""
+    import indexes.faiss_index as faiss_index
+    from hybrid.cli.common import run_cli
+    from hybrid.cli.index_dense import main
+
+    monkeypatch.setattr(faiss_index, "row_bound", lambda index, limit=None: 10**13)
+    out = tmp_path / "too-big"
+    assert run_cli(main, ["--index", str(tiny_index), "--encoder", str(encoder), "--output", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "dense index needs ~" in err and "10,000,000,000,000 vectors" in err
+    assert "cannot allocate it" in err and not out.exists()
