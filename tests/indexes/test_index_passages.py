@@ -100,6 +100,8 @@ def test_both_readers_agree_on_a_built_index(sparse_index, monkeypatch):
     ({"id": "x:1", "doc_id": "x", "contents": "t", "mentions": [{"end": 3}]}, "a mention lacks its start or end"),
     ({"id": "x:1", "doc_id": "x", "contents": "t", "mentions": [{"start": "0", "end": 3}]}, "is not an integer"),
     ({"id": "x:1", "doc_id": "x", "contents": "t"}, "lacks id, doc_id, contents or mentions"),
+    ({"id": "x:1", "doc_id": "x", "contents": "t", "mentions": [{"start": 0, "end": 1}, 5]},
+     "a mention is not a JSON object"),
 ])
 def test_a_passage_the_java_reader_cannot_read_is_named_in_one_line(tmp_path, tiny_index, bad, problem):
     index = _write_passages(tmp_path, tiny_index, [RECORDS[0], bad])

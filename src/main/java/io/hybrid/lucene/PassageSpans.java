@@ -2,6 +2,7 @@ package io.hybrid.lucene;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.Closeable;
 import java.io.IOException;
@@ -120,13 +121,20 @@ public final class PassageSpans implements Closeable {
               ends.size = before;
               kinds.size = before;
               seen.clear();
-              while (p.nextToken() == JsonToken.START_OBJECT) {
+              JsonToken item;
+              while ((item = p.nextToken()) == JsonToken.START_OBJECT) {
                 readMention(p, number, starts, ends, kinds, kindCodes, kindNames, seen);
+              }
+              if (item != JsonToken.END_ARRAY) {
+                throw new IOException("passage number " + number + ": a mention is not a JSON object");
               }
             }
             default -> p.skipChildren();
           }
         }
+      } catch (JsonProcessingException e) {
+        throw new IOException("passage number " + number + ": its stored raw JSON does not parse ("
+                              + e.getOriginalMessage() + ")", e);
       }
       if (ids[i] == null || docIds[i] == null || texts[i] == null || !mentioned) {
         throw new IOException("passage number " + number + ": its stored raw JSON lacks id, doc_id, contents or "
