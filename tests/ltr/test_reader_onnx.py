@@ -4,33 +4,20 @@ and the sessions made again from trained weights; the rerank command and recipes
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import torch
+from reader_testkit import pairs, rerank_args, rerank_each, reranked_scores
 
 from hybrid.core.errors import ConfigError
-from hybrid.core.formats.runs import read_run, write_run
-from hybrid.core.formats.topics import read_topics
-from hybrid.core.records import Topic
-from hybrid.retrieval.sparse import PassageBM25
 from ltr.reader.encoding import collate, encode_pairs
 from ltr.reader.infer import score_pairs
 from ltr.reader.stage import ReaderReranker
 from ltr.reader.store import new_reader, save_reader
 
-TOPICS = [Topic(qid="storm", text="A storm hit the coast on Tuesday.", start=2, end=7),
-          Topic(qid="reid", text="Tara Reid entered rehab at the Promises clinic.", start=0, end=9)]
-PASSAGES = ["The storm struck the coast.", "Rescue workers searched the rubble in Yushu for survivors for days.",
-            "Reid checked into Promises in Malibu on Tuesday.", "The actress went to rehab again, her agent said."]
 #: Max |difference| from torch of the onnx backend's scores and span confidences (float rounding of another kernel
 #: library: ~1e-7 on the tiny reader, whose scores are ~0.1-0.3; ~3e-7 on MiniLM's hidden states).
 TOLERANCE = 1e-5
-
-
-def _pairs():
-    return [t for t in TOPICS for _ in PASSAGES], PASSAGES * len(TOPICS)
 
 
 def _candidates(passages):
@@ -60,7 +47,7 @@ def test_onnx_reader_scores_equal_torch_within_float_rounding(tiny_bert, with_ca
     """score_pairs under onnx: scores, predicted scores and confidences within TOLERANCE of torch's, the same decoded
     spans, through an ONNX session that takes token types; the reader's record says onnx; torch again is exact."""
     reader = new_reader(tiny_bert, seed=2)
-    topics, passages = _pairs()
+    topics, passages = pairs()
     candidates = _candidates(passages) if with_candidates else None
     exact = score_pairs(reader, topics, passages, batch_size=3, candidates=candidates)
     assert all(span is not None for span in exact.spans)
@@ -78,7 +65,7 @@ def test_the_readers_token_types_reach_its_onnx_encoder(tiny_bert):
     """The pairs' token types (the passage side is type 1) go through the session: its hidden states equal torch's
     with those types, which differ from torch's with all-0 types by far more than the tolerance."""
     reader = new_reader(tiny_bert, seed=2)
-    topics, passages = _pairs()
+    topics, passages = pairs()
     batch = collate(encode_pairs(reader.tokenizer, topics, passages, reader.encoding), reader.tokenizer.pad_token_id)
     types = batch["token_type_ids"]
     assert int(types.max()) == 1
@@ -123,7 +110,7 @@ def test_training_runs_in_torch_and_drops_the_sessions(tiny_bert):
     """Train mode runs the torch encoder (gradients reach it) and drops the sessions; the next inference exports the
     weights as they are then, and equals torch's with them."""
     reader = new_reader(tiny_bert, seed=2).set_backend("onnx")
-    topics, passages = _pairs()
+    topics, passages = pairs()
     before = score_pairs(reader, topics, passages, batch_size=4)
     assert reader.model._onnx
     batch = collate(encode_pairs(reader.tokenizer, topics, passages, reader.encoding), reader.tokenizer.pad_token_id)
@@ -144,22 +131,14 @@ def test_rerank_cli_backend_reaches_the_reader_and_its_meta(tiny_bert, tiny_inde
     (the default) is the command without the flag, and its meta has no backend; bf16 with onnx is refused."""
     from hybrid.cli.reader import main as reader_cli
 
-    model = save_reader(new_reader(tiny_bert, seed=2), tmp_path / "reader")
-    write_run(PassageBM25(sparse_index, k=6)(read_topics(data_dir / "tiny_topics.jsonl",
-                                                         resolve=sparse_index.passage_text)), tmp_path / "in.trec")
-    args = ["rerank", "--model", str(model), "--run", str(tmp_path / "in.trec"), "--topics",
-            str(data_dir / "tiny_topics.jsonl"), "--index", str(tiny_index), "--rerank-depth", "4", "--quiet"]
-    runs, metas = {}, {}
-    for name, extra in (("plain", []), ("torch", ["--backend", "torch"]), ("onnx", ["--backend", "onnx"])):
-        assert reader_cli([*args, *extra, "--output", str(tmp_path / f"{name}.trec")]) == 0
-        runs[name] = read_run(tmp_path / f"{name}.trec")
-        metas[name] = json.loads((tmp_path / f"{name}.trec.meta.json").read_text())
+    args = rerank_args(tiny_bert, tiny_index, sparse_index, data_dir, tmp_path)
+    runs, metas = rerank_each(args, {"plain": [], "torch": ["--backend", "torch"], "onnx": ["--backend", "onnx"]},
+                              tmp_path)
     assert runs["torch"] == runs["plain"]
     assert "backend" not in metas["plain"] and "backend" not in metas["torch"]
     assert metas["onnx"]["backend"] == "onnx" and metas["onnx"]["config"]["backend"] == "onnx"
     assert metas["onnx"]["device"] == "cpu"
-    want = {(q, h.docid): h.score for q, hits in runs["torch"].items() for h in hits[:4]}
-    got = {(q, h.docid): h.score for q, hits in runs["onnx"].items() for h in hits[:4]}
+    want, got = reranked_scores(runs["torch"]), reranked_scores(runs["onnx"])
     assert want and set(want) == set(got)
     assert max(abs(want[key] - got[key]) for key in want) < TOLERANCE
     for extra, says in ((["--precision", "bf16"], "<input>: --backend onnx runs in fp32"),

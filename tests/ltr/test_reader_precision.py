@@ -3,32 +3,19 @@ before; training always in fp32; the rerank command and recipes pass it on and a
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import torch
+from reader_testkit import pairs, rerank_args, rerank_each, reranked_scores
 
 from hybrid.core.errors import ConfigError
-from hybrid.core.formats.runs import read_run, write_run
-from hybrid.core.formats.topics import read_topics
-from hybrid.core.records import Topic
-from hybrid.retrieval.sparse import PassageBM25
 from ltr.reader.encoding import collate, encode_pairs
 from ltr.reader.infer import score_pairs
-from ltr.reader.store import new_reader, save_reader
+from ltr.reader.store import new_reader
 
-TOPICS = [Topic(qid="storm", text="A storm hit the coast on Tuesday.", start=2, end=7),
-          Topic(qid="reid", text="Tara Reid entered rehab at the Promises clinic.", start=0, end=9)]
-PASSAGES = ["The storm struck the coast.", "Rescue workers searched the rubble in Yushu for survivors for days.",
-            "Reid checked into Promises in Malibu on Tuesday.", "The actress went to rehab again, her agent said."]
 #: Max |score difference| from fp32 that bf16 / fp16 inference of the tiny test reader stays within (its scores are
 #: ~0.1-0.3 in size; it moves by ~2e-5 / ~4e-6; an untrained MiniLM reader's, what BENCHMARKS.md says).
 BOUNDS = {"bf16": 2e-4, "fp16": 5e-5}
-
-
-def _pairs():
-    return [t for t in TOPICS for _ in PASSAGES], PASSAGES * len(TOPICS)
 
 
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
@@ -36,7 +23,7 @@ def test_half_precision_reader_scores_stay_within_their_stated_tolerance(tiny_be
     """Scores, span confidences and predicted scores move by more than 0 (half precision really ran) and less than
     the bound; the reader says its precision and an unknown one is refused."""
     reader = new_reader(tiny_bert, seed=2)
-    topics, passages = _pairs()
+    topics, passages = pairs()
     exact = score_pairs(reader, topics, passages, batch_size=3)
     half = score_pairs(reader.set_precision(precision), topics, passages, batch_size=3)
     assert reader.precision == precision and reader.artifact_record()["precision"] == precision
@@ -54,7 +41,7 @@ def test_fp32_is_the_encoder_as_it_was_and_training_ignores_the_precision(tiny_b
     bf16 gives a fresh reader's scores bit for bit. A reader set to bf16 still trains in fp32: its train-mode forward
     (same seed for dropout) equals the fp32 reader's bit for bit, where its eval-mode forward moves."""
     reader = new_reader(tiny_bert, seed=2)
-    topics, passages = _pairs()
+    topics, passages = pairs()
     windows = encode_pairs(reader.tokenizer, topics, passages, reader.encoding)
     batch = collate(windows, reader.tokenizer.pad_token_id)
     reader.model.eval()
@@ -88,22 +75,13 @@ def test_rerank_cli_precision_reaches_the_reader_and_its_meta(tiny_bert, tiny_in
                                                                tmp_path):
     """``hybrid.reader rerank --precision bf16`` scores in bf16 (reader scores move, within the bound) and its meta
     says so; fp32 (the default) is the command without the flag, and its meta has no precision."""
-    from hybrid.cli.reader import main as reader_cli
 
-    model = save_reader(new_reader(tiny_bert, seed=2), tmp_path / "reader")
-    topics = read_topics(data_dir / "tiny_topics.jsonl", resolve=sparse_index.passage_text)
-    write_run(PassageBM25(sparse_index, k=6)(topics), tmp_path / "in.trec")
-    args = ["rerank", "--model", str(model), "--run", str(tmp_path / "in.trec"), "--topics",
-            str(data_dir / "tiny_topics.jsonl"), "--index", str(tiny_index), "--rerank-depth", "4", "--quiet"]
-    runs, metas = {}, {}
-    for name, extra in (("plain", []), ("fp32", ["--precision", "fp32"]), ("bf16", ["--precision", "bf16"])):
-        assert reader_cli([*args, *extra, "--output", str(tmp_path / f"{name}.trec")]) == 0
-        runs[name] = read_run(tmp_path / f"{name}.trec")
-        metas[name] = json.loads((tmp_path / f"{name}.trec.meta.json").read_text())
+    args = rerank_args(tiny_bert, tiny_index, sparse_index, data_dir, tmp_path)
+    runs, metas = rerank_each(args, {"plain": [], "fp32": ["--precision", "fp32"], "bf16": ["--precision", "bf16"]},
+                              tmp_path)
     assert runs["fp32"] == runs["plain"]
     assert "precision" not in metas["plain"] and "precision" not in metas["fp32"]
     assert metas["bf16"]["precision"] == "bf16" and metas["bf16"]["config"]["precision"] == "bf16"
-    fp32 = {(q, h.docid): h.score for q, hits in runs["fp32"].items() for h in hits[:4]}
-    bf16 = {(q, h.docid): h.score for q, hits in runs["bf16"].items() for h in hits[:4]}
+    fp32, bf16 = reranked_scores(runs["fp32"]), reranked_scores(runs["bf16"])
     assert set(fp32) == set(bf16)
     assert 0 < max(abs(fp32[key] - bf16[key]) for key in fp32) < BOUNDS["bf16"]
