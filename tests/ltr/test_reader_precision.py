@@ -75,7 +75,6 @@ def test_rerank_cli_precision_reaches_the_reader_and_its_meta(tiny_bert, tiny_in
                                                                tmp_path):
     """``hybrid.reader rerank --precision bf16`` scores in bf16 (reader scores move, within the bound) and its meta
     says so; fp32 (the default) is the command without the flag, and its meta has no precision."""
-
     args = rerank_args(tiny_bert, tiny_index, sparse_index, data_dir, tmp_path)
     runs, metas = rerank_each(args, {"plain": [], "fp32": ["--precision", "fp32"], "bf16": ["--precision", "bf16"]},
                               tmp_path)
